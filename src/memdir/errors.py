@@ -1,0 +1,160 @@
+"""Every exception memdir raises, in one tree.
+
+Callers catch by class, never by message text::
+
+    MemdirError
+     ├── ConfigError              bad settings, bad env values, invalid memory-dir override
+     ├── UnsafePathError          a path that would leave its root (traversal, NUL, symlink escape, ...)
+     │    └── PathTraversalError  a team-sync key or team write path that fails validation
+     ├── FrontmatterError         a memory file whose frontmatter cannot be parsed (names file + line)
+     ├── MemoryNotFoundError      the memory (or file) does not exist
+     ├── MemoryExistsError        create/rename onto a file that already exists
+     ├── ConflictError            expected-hash write, but the file changed underneath
+     ├── EditError                exact-string edit: old text missing or not unique
+     ├── LockHeldError            a lock file is held by someone else (timeout elapsed)
+     ├── SecretFoundError         content bound for shared memory holds credentials (labels only)
+     ├── ToolDenied               a sandbox policy refused a tool call (message goes back to the model)
+     ├── ProviderError            an LLM provider failed (network, auth, refusal, bad output)
+     │    ├── ProviderConfigError missing key / unknown model spec / missing extra
+     │    └── InvalidOutputError  the model's output did not parse or did not match the schema
+     ├── MissingExtraError        an optional dependency is not installed (names the extra)
+     └── SyncError                team sync failures
+          ├── SyncAuthError       401/403: no or bad token (permanent)
+          └── SyncConflictError   412 retries exhausted
+
+The value of a secret is never put in any exception message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+
+class MemdirError(Exception):
+    """Root of every error memdir raises."""
+
+
+class ConfigError(MemdirError):
+    """A setting, environment variable or override is invalid."""
+
+
+class UnsafePathError(MemdirError):
+    """A path would escape the directory it must stay in, or is malformed."""
+
+
+class PathTraversalError(UnsafePathError):
+    """A team-memory key or write path failed the hardened team checks."""
+
+
+class FrontmatterError(MemdirError):
+    """A memory file's frontmatter is malformed."""
+
+    def __init__(self, message: str, *, path: Path | str | None = None, line: int | None = None):
+        where = ""
+        if path is not None:
+            where = f"{path}"
+            if line is not None:
+                where += f":{line}"
+            where += ": "
+        super().__init__(f"{where}{message}")
+        self.path = Path(path) if path is not None else None
+        self.line = line
+
+
+class MemoryNotFoundError(MemdirError, FileNotFoundError):
+    """The memory file does not exist."""
+
+
+class MemoryExistsError(MemdirError, FileExistsError):
+    """The target memory file already exists."""
+
+
+class ConflictError(MemdirError):
+    """The file changed since the caller read it (expected hash mismatch)."""
+
+
+class EditError(MemdirError):
+    """An exact-string edit could not be applied (no match, or more than one)."""
+
+
+class LockHeldError(MemdirError):
+    """A lock is held by another holder and could not be taken in time."""
+
+
+class SecretFoundError(MemdirError):
+    """Content bound for shared (team) memory contains credentials.
+
+    Carries only rule ids and labels; the secret value is never stored here.
+    """
+
+    def __init__(self, labels: Sequence[str], *, path: str | None = None):
+        self.labels = list(labels)
+        self.path = path
+        where = f" in {path}" if path else ""
+        super().__init__(
+            f"refusing to write{where}: content contains potential secrets "
+            f"({', '.join(self.labels)}); team memory is shared, remove them first"
+        )
+
+
+class ToolDenied(MemdirError):
+    """A sandbox policy refused a tool call."""
+
+
+class ProviderError(MemdirError):
+    """An LLM provider call failed."""
+
+
+class ProviderConfigError(ProviderError, ConfigError):
+    """The provider is misconfigured (missing API key, unknown model spec)."""
+
+
+class InvalidOutputError(ProviderError):
+    """The model's output was not valid for the requested schema."""
+
+
+class MissingExtraError(MemdirError, ImportError):
+    """An optional dependency is missing; the message names the extra to install."""
+
+    def __init__(self, package: str, extra: str):
+        super().__init__(
+            f"{package} is not installed; install it with: pip install 'memdir[{extra}]'"
+        )
+        self.package = package
+        self.extra = extra
+
+
+class SyncError(MemdirError):
+    """Team sync failed."""
+
+
+class SyncAuthError(SyncError):
+    """The sync server refused our credentials (permanent until reconfigured)."""
+
+
+class SyncConflictError(SyncError):
+    """The server's version kept moving; conflict retries are exhausted."""
+
+
+__all__ = [
+    "ConfigError",
+    "ConflictError",
+    "EditError",
+    "FrontmatterError",
+    "InvalidOutputError",
+    "LockHeldError",
+    "MemdirError",
+    "MemoryExistsError",
+    "MemoryNotFoundError",
+    "MissingExtraError",
+    "PathTraversalError",
+    "ProviderConfigError",
+    "ProviderError",
+    "SecretFoundError",
+    "SyncAuthError",
+    "SyncConflictError",
+    "SyncError",
+    "ToolDenied",
+    "UnsafePathError",
+]

@@ -1,0 +1,115 @@
+"""The one path-safety module: every path from a model, a user, a setting or a server.
+
+Invariant: :func:`resolve_inside` returns an absolute path that is lexically *and* physically
+(after following every symlink that exists) inside ``root``, or raises
+:class:`~memdir.errors.UnsafePathError`. Nothing is created or written here.
+
+Rejected: empty names, NUL bytes, absolute paths, backslashes, ``..`` segments, URL-encoded
+or full-width (NFKC) spellings of separators/dots, symlinks anywhere along the path that lead
+outside the root, dangling symlinks, symlink loops. Unexpected OS errors fail closed.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import unicodedata
+import urllib.parse
+from pathlib import Path, PurePosixPath
+
+from memdir.errors import UnsafePathError
+
+
+def check_relative(rel: str, *, error: type[UnsafePathError] = UnsafePathError) -> str:
+    """Validate a relative name and return it normalised to POSIX form (no leading ./)."""
+    if not isinstance(rel, str) or not rel.strip():
+        raise error("empty path")
+    if "\x00" in rel:
+        raise error("path contains a NUL byte")
+    try:
+        decoded = urllib.parse.unquote(rel, errors="strict")
+    except UnicodeDecodeError:
+        decoded = rel
+    if decoded != rel and (".." in decoded or "/" in decoded or "\\" in decoded):
+        raise error(f"URL-encoded traversal in path {rel!r}")
+    folded = unicodedata.normalize("NFKC", rel)
+    if folded != rel and any(tok in folded for tok in ("..", "/", "\\", "\x00")):
+        raise error(f"Unicode-normalised traversal in path {rel!r}")
+    if "\\" in rel:
+        raise error(f"backslash in path {rel!r}")
+    if rel.startswith("/") or (len(rel) > 1 and rel[1] == ":"):
+        raise error(f"absolute path {rel!r} not allowed")
+    parts = [p for p in PurePosixPath(rel).parts if p not in ("", ".")]
+    if not parts:
+        raise error(f"path {rel!r} names the root itself")
+    if any(p == ".." for p in parts):
+        raise error(f"path {rel!r} contains '..'")
+    return "/".join(parts)
+
+
+def realpath_deepest_existing(path: Path, *, error: type[UnsafePathError] = UnsafePathError) -> Path:
+    """``realpath`` of the deepest existing ancestor of ``path``, with the missing tail re-joined.
+
+    A dangling symlink or a symlink loop along the way raises; unexpected errors fail closed.
+    """
+    tail: list[str] = []
+    current = path
+    while True:
+        try:
+            resolved = Path(os.path.realpath(current, strict=True))
+            return resolved.joinpath(*reversed(tail)) if tail else resolved
+        except FileNotFoundError:
+            if current.is_symlink():
+                raise error(f"dangling symlink at {current}") from None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise error(f"symlink loop at {current}") from None
+            if exc.errno not in (errno.ENOTDIR, errno.ENAMETOOLONG):
+                raise error(f"cannot resolve {current}: {exc.strerror}") from None
+        except RuntimeError:  # some Python versions report loops this way
+            raise error(f"symlink loop at {current}") from None
+        parent = current.parent
+        if parent == current:
+            raise error(f"cannot resolve any part of {path}")
+        tail.append(current.name)
+        current = parent
+
+
+def is_within(root: Path, path: Path) -> bool:
+    """True when ``path`` equals ``root`` or lies below it (both taken as given)."""
+    try:
+        path.relative_to(root)
+    except ValueError:
+        return False
+    return True
+
+
+def resolve_inside(
+    root: Path, rel: str, *, error: type[UnsafePathError] = UnsafePathError
+) -> Path:
+    """The absolute path for ``rel`` under ``root``, guaranteed not to escape it."""
+    clean = check_relative(rel, error=error)
+    root_abs = Path(os.path.abspath(root))
+    target = root_abs / clean
+    if not is_within(root_abs, Path(os.path.normpath(target))):
+        raise error(f"path {rel!r} escapes {root}")
+    real_root = realpath_deepest_existing(root_abs, error=error)
+    real_target = realpath_deepest_existing(target, error=error)
+    if real_target == real_root or not is_within(real_root, real_target):
+        raise error(f"path {rel!r} resolves outside {root} (symlink escape)")
+    return target
+
+
+def relative_to_root(root: Path, path: Path | str) -> str:
+    """Turn an absolute path (or a relative one) into a checked name relative to ``root``."""
+    p = Path(path)
+    if p.is_absolute():
+        root_abs = Path(os.path.abspath(root))
+        norm = Path(os.path.normpath(p))
+        if not is_within(root_abs, norm) or norm == root_abs:
+            raise UnsafePathError(f"{path} is outside {root}")
+        rel = norm.relative_to(root_abs).as_posix()
+    else:
+        rel = str(path)
+    resolve_inside(root, rel)
+    return check_relative(rel)

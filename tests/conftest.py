@@ -1,0 +1,78 @@
+"""Test-wide guards: no test reaches a network, and no test sees the developer's environment."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+_real_connect = socket.socket.connect
+_real_connect_ex = socket.socket.connect_ex
+_real_getaddrinfo = socket.getaddrinfo
+
+
+class NetworkBlocked(RuntimeError):
+    """Raised when a test tries to reach anything but loopback or a Unix socket."""
+
+
+def _is_local(address: Any) -> bool:
+    if isinstance(address, str | bytes):  # AF_UNIX path
+        return True
+    if isinstance(address, tuple) and address:
+        host = address[0]
+        if host in ("localhost", ""):
+            return True
+        try:
+            return ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            return False
+    return False
+
+
+def _guarded_connect(self: socket.socket, address: Any) -> None:
+    if not _is_local(address):
+        raise NetworkBlocked(f"tests may not reach the network (connect to {address!r})")
+    _real_connect(self, address)
+
+
+def _guarded_connect_ex(self: socket.socket, address: Any) -> int:
+    if not _is_local(address):
+        raise NetworkBlocked(f"tests may not reach the network (connect to {address!r})")
+    return _real_connect_ex(self, address)
+
+
+def _guarded_getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+    if host not in (None, "localhost", "127.0.0.1", "::1", b"localhost", b"127.0.0.1"):
+        try:
+            if not ipaddress.ip_address(host if isinstance(host, str) else host.decode()).is_loopback:
+                raise NetworkBlocked(f"tests may not resolve {host!r}")
+        except ValueError:
+            raise NetworkBlocked(f"tests may not resolve {host!r}") from None
+    return _real_getaddrinfo(host, *args, **kwargs)
+
+
+socket.socket.connect = _guarded_connect  # type: ignore[method-assign]
+socket.socket.connect_ex = _guarded_connect_ex  # type: ignore[method-assign]
+socket.getaddrinfo = _guarded_getaddrinfo
+
+# Libraries that might try a hub must not; child processes inherit these.
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+
+_CLEARED_PREFIXES = ("MEMDIR_", "CLAUDE_", "ANTHROPIC_", "OPENAI_", "TEAM_MEMORY_")
+
+
+@pytest.fixture(autouse=True)
+def clean_environ(monkeypatch: pytest.MonkeyPatch, tmp_path: pytest.TempPathFactory) -> Iterator[None]:
+    """Each test starts with no memdir/Claude/provider variables and a private HOME."""
+    for key in list(os.environ):
+        if key.startswith(_CLEARED_PREFIXES):
+            monkeypatch.delenv(key, raising=False)
+    home = tmp_path / "home"  # type: ignore[operator]
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    yield
