@@ -1,0 +1,45 @@
+"""The selector interface: pick the few memories worth surfacing for a query.
+
+A selector sees only headers (filename, description, type, mtime) — never bodies — and returns at
+most ``limit`` selections whose ``filename`` is one of the given headers' filenames. Selectors
+are advisory: a selector that cannot decide returns ``[]`` rather than raising, because recall
+runs beside the agent's turn and must never break it. Implementations:
+``recall.llm_select.LLMSelector`` (a side query to a model) and the offline selectors in
+``recall.local*``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from memdir.model import MemoryHeader
+
+MAX_SELECTED = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """One chosen memory. ``score`` and ``reason`` are optional: an LLM selector has neither."""
+
+    filename: str
+    score: float | None = None
+    reason: str | None = None
+
+
+@runtime_checkable
+class Selector(Protocol):
+    """Chooses up to ``limit`` of ``headers`` relevant to ``query``, most relevant first."""
+
+    async def select(
+        self,
+        query: str,
+        headers: Sequence[MemoryHeader],
+        *,
+        recent_tools: Sequence[str] = (),
+        limit: int = MAX_SELECTED,
+    ) -> list[Selection]: ...
+
+
+__all__ = ["MAX_SELECTED", "Selection", "Selector"]
