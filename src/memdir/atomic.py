@@ -23,6 +23,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
+from typing import ClassVar
 
 from memdir.errors import LockHeldError
 
@@ -85,8 +86,10 @@ class FileLock:
     thread (across instances too), so a store method may call another that also locks.
     """
 
-    _thread_locks: dict[str, threading.RLock] = {}
-    _held: dict[str, tuple[int, int]] = {}  # path -> (fd, depth); touched only by the owner
+    _thread_locks: ClassVar[dict[str, threading.RLock]] = {}
+    _held: ClassVar[
+        dict[str, tuple[int, int]]
+    ] = {}  # path -> (fd, depth); touched only by the owner
     _registry_guard = threading.Lock()
 
     def __init__(self, path: Path, *, timeout: float = 30.0):

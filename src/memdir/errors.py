@@ -4,18 +4,20 @@ Callers catch by class, never by message text::
 
     MemdirError
      ├── ConfigError              bad settings, bad env values, invalid memory-dir override
-     ├── UnsafePathError          a path that would leave its root (traversal, NUL, symlink escape, ...)
+     ├── UnsafePathError          a path that would leave its root (traversal, NUL, symlink...)
      │    └── PathTraversalError  a team-sync key or team write path that fails validation
-     ├── FrontmatterError         a memory file whose frontmatter cannot be parsed (names file + line)
+     ├── FrontmatterError         unparseable frontmatter (names file + line)
      ├── MemoryNotFoundError      the memory (or file) does not exist
      ├── MemoryExistsError        create/rename onto a file that already exists
+     ├── UnreadableFileError      not UTF-8 text, or larger than the read cap
      ├── ConflictError            expected-hash write, but the file changed underneath
      ├── EditError                exact-string edit: old text missing or not unique
      ├── LockHeldError            a lock file is held by someone else (timeout elapsed)
      ├── SecretFoundError         content bound for shared memory holds credentials (labels only)
-     ├── ToolDenied               a sandbox policy refused a tool call (message goes back to the model)
+     ├── ToolDenied               a sandbox policy refused a tool call (told to the model)
      ├── ProviderError            an LLM provider failed (network, auth, refusal, bad output)
      │    ├── ProviderConfigError missing key / unknown model spec / missing extra
+     │    ├── ProviderUnavailableError transient: 429, 5xx, overload, timeout, connection (retried)
      │    └── InvalidOutputError  the model's output did not parse or did not match the schema
      ├── MissingExtraError        an optional dependency is not installed (names the extra)
      └── SyncError                team sync failures
@@ -70,6 +72,10 @@ class MemoryExistsError(MemdirError, FileExistsError):
     """The target memory file already exists."""
 
 
+class UnreadableFileError(MemdirError):
+    """A file is binary (not UTF-8) or larger than memdir will read."""
+
+
 class ConflictError(MemdirError):
     """The file changed since the caller read it (expected hash mismatch)."""
 
@@ -108,6 +114,14 @@ class ProviderError(MemdirError):
 
 class ProviderConfigError(ProviderError, ConfigError):
     """The provider is misconfigured (missing API key, unknown model spec)."""
+
+
+class ProviderUnavailableError(ProviderError):
+    """A transient provider failure (rate limit, 5xx, overload, timeout, connection); retryable."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class InvalidOutputError(ProviderError):
@@ -151,10 +165,12 @@ __all__ = [
     "PathTraversalError",
     "ProviderConfigError",
     "ProviderError",
+    "ProviderUnavailableError",
     "SecretFoundError",
     "SyncAuthError",
     "SyncConflictError",
     "SyncError",
     "ToolDenied",
+    "UnreadableFileError",
     "UnsafePathError",
 ]

@@ -53,12 +53,14 @@ def _normalise(value: Any) -> Any:
 
 def _load_yaml(block: str, source: Path | str | None) -> dict[str, Any]:
     try:
-        data = yaml.load(block, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+        data = yaml.load(block, Loader=_Loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 2 if mark is not None else None  # +1 for 1-based, +1 for the fence
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise FrontmatterError(f"invalid YAML in frontmatter: {problem}", path=source, line=line)
+        raise FrontmatterError(
+            f"invalid YAML in frontmatter: {problem}", path=source, line=line
+        ) from None
     if data is None:
         return {}
     if not isinstance(data, dict):

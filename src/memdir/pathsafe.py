@@ -47,7 +47,9 @@ def check_relative(rel: str, *, error: type[UnsafePathError] = UnsafePathError) 
     return "/".join(parts)
 
 
-def realpath_deepest_existing(path: Path, *, error: type[UnsafePathError] = UnsafePathError) -> Path:
+def realpath_deepest_existing(
+    path: Path, *, error: type[UnsafePathError] = UnsafePathError
+) -> Path:
     """``realpath`` of the deepest existing ancestor of ``path``, with the missing tail re-joined.
 
     A dangling symlink or a symlink loop along the way raises; unexpected errors fail closed.
@@ -84,9 +86,7 @@ def is_within(root: Path, path: Path) -> bool:
     return True
 
 
-def resolve_inside(
-    root: Path, rel: str, *, error: type[UnsafePathError] = UnsafePathError
-) -> Path:
+def resolve_inside(root: Path, rel: str, *, error: type[UnsafePathError] = UnsafePathError) -> Path:
     """The absolute path for ``rel`` under ``root``, guaranteed not to escape it."""
     clean = check_relative(rel, error=error)
     root_abs = Path(os.path.abspath(root))

@@ -1,0 +1,362 @@
+"""MemoryStore: every read and write of memory files, and the MEMORY.md upkeep that goes with it.
+
+Invariants:
+- Nothing outside ``root`` is ever written: every name goes through :mod:`memdir.pathsafe`.
+- Every write is atomic (:func:`memdir.atomic.atomic_write`) and runs under the store's lock
+  file, together with the index update, so concurrent writers (threads or processes) never lose
+  an update and MEMORY.md never disagrees with what was just written through the store.
+- Guards (e.g. the team secret scanner) see ``(relative path, new text)`` before anything is
+  written; a guard that raises stops the write with nothing changed.
+- ``expected_hash`` lets a caller say "only if the file is still what I read": a mismatch raises
+  :class:`~memdir.errors.ConflictError` and writes nothing.
+- Files are canonical. The store never rewrites a file it did not mean to change; a corrupt
+  file is reported (with its path) by reads and scans, never "repaired" behind the user's back.
+"""
+
+from __future__ import annotations
+
+import builtins
+import datetime as dt
+import os
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from memdir import frontmatter, index
+from memdir.atomic import FileLock, atomic_write, content_hash, ensure_dir, fsync_dir
+from memdir.errors import (
+    ConflictError,
+    EditError,
+    FrontmatterError,
+    MemoryExistsError,
+    MemoryNotFoundError,
+    UnreadableFileError,
+    UnsafePathError,
+)
+from memdir.model import Memory, MemoryHeader, MemoryType
+from memdir.pathsafe import check_relative, relative_to_root, resolve_inside
+from memdir.scan import HeaderCache, ScanResult, scan_headers
+
+WriteGuard = Callable[[str, str], None]
+LOCK_NAME = ".memdir.lock"
+MAX_READ_BYTES = 10 * 1024 * 1024
+
+
+def slugify(name: str) -> str:
+    """A file stem from a memory name: lowercase ASCII words joined by '_'."""
+    slug = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+    return slug[:80].rstrip("_") or "memory"
+
+
+def today(clock: Callable[[], dt.datetime] | None = None) -> str:
+    now = clock() if clock is not None else dt.datetime.now().astimezone()
+    return now.date().isoformat()
+
+
+class MemoryStore:
+    """Read and write the memory files under ``root`` (the memory dir)."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        guards: Sequence[WriteGuard] = (),
+        lock_timeout: float = 30.0,
+        clock: Callable[[], dt.datetime] | None = None,
+        header_cache: Path | None = None,
+    ):
+        self.root = Path(os.path.abspath(root))
+        self.guards = list(guards)
+        self.lock_timeout = lock_timeout
+        self._clock = clock
+        self._header_cache_path = header_cache
+
+    # -- paths ---------------------------------------------------------------------------
+    def rel(self, name: str | Path) -> str:
+        """Normalise a relative name or an absolute path inside the root; raise if unsafe."""
+        if isinstance(name, Path) or str(name).startswith("/"):
+            return relative_to_root(self.root, name)
+        return check_relative(str(name))
+
+    def path_of(self, name: str | Path) -> Path:
+        return resolve_inside(self.root, self.rel(name))
+
+    def exists(self, name: str | Path) -> bool:
+        return self.path_of(name).is_file()
+
+    def lock(self) -> FileLock:
+        ensure_dir(self.root)
+        return FileLock(self.root / LOCK_NAME, timeout=self.lock_timeout)
+
+    # -- reads ---------------------------------------------------------------------------
+    def read_bytes(self, name: str | Path) -> bytes:
+        path = self.path_of(name)
+        try:
+            size = path.stat().st_size
+        except FileNotFoundError:
+            raise MemoryNotFoundError(f"no such memory: {self.rel(name)}") from None
+        if not path.is_file():
+            raise MemoryNotFoundError(f"not a file: {self.rel(name)}")
+        if size > MAX_READ_BYTES:
+            raise UnreadableFileError(
+                f"{path}: {size} bytes is larger than the {MAX_READ_BYTES}-byte read limit"
+            )
+        return path.read_bytes()
+
+    def read_text(self, name: str | Path) -> str:
+        data = self.read_bytes(name)
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise UnreadableFileError(f"{self.path_of(name)}: not UTF-8 text") from None
+
+    def read(self, name: str | Path) -> Memory:
+        rel = self.rel(name)
+        return frontmatter.parse_memory(self.read_text(rel), rel, source=self.path_of(rel))
+
+    def file_hash(self, name: str | Path) -> str:
+        return content_hash(self.read_bytes(name))
+
+    def scan(self, *, limit: int | None = None) -> ScanResult:
+        cache = HeaderCache(self._header_cache_path) if self._header_cache_path else None
+        return scan_headers(self.root, limit=limit, cache=cache)
+
+    def list(self, *, limit: int | None = None) -> list[MemoryHeader]:
+        return self.scan(limit=limit).headers
+
+    # -- writes --------------------------------------------------------------------------
+    def _check_expected(self, rel: str, expected_hash: str | None) -> None:
+        if expected_hash is None:
+            return
+        path = self.path_of(rel)
+        current = content_hash(path.read_bytes()) if path.is_file() else None
+        if current != expected_hash:
+            raise ConflictError(
+                f"{rel} changed since it was read (expected {expected_hash[:12]}, "
+                f"found {current[:12] if current else 'no file'})"
+            )
+
+    def _guard(self, rel: str, text: str) -> None:
+        for guard in self.guards:
+            guard(rel, text)
+
+    def _write(self, rel: str, text: str) -> None:
+        """Guard, write and index one file. Caller holds the lock."""
+        self._guard(rel, text)
+        path = self.path_of(rel)
+        atomic_write(path, text)
+        self._index_upsert(rel, text)
+
+    def write_text(
+        self,
+        name: str | Path,
+        text: str,
+        *,
+        expected_hash: str | None = None,
+        create_only: bool = False,
+    ) -> str:
+        """Write raw text (e.g. from a model's Write tool). Returns the relative path."""
+        rel = self.rel(name)
+        with self.lock():
+            if create_only and self.path_of(rel).exists():
+                raise MemoryExistsError(f"{rel} already exists")
+            self._check_expected(rel, expected_hash)
+            self._write(rel, text)
+        return rel
+
+    def create(
+        self,
+        name: str,
+        description: str,
+        type: MemoryType | str | None,
+        body: str,
+        *,
+        rel: str | None = None,
+        overwrite: bool = False,
+    ) -> Memory:
+        """Create a new memory file (``<slug of name>.md`` unless ``rel`` is given)."""
+        if not name.strip():
+            raise FrontmatterError("a memory needs a non-empty name")
+        target = self.rel(rel) if rel else slugify(name) + ".md"
+        if not target.endswith(".md"):
+            raise UnsafePathError(f"memory files end in .md: {target!r}")
+        stamp = today(self._clock)
+        memory = Memory(
+            path=target,
+            name=name.strip(),
+            description=" ".join(description.split()),
+            type=str(type) if type is not None else None,
+            body=body if body.endswith("\n") or not body else body + "\n",
+            created=stamp,
+            updated=stamp,
+        )
+        with self.lock():
+            if not overwrite and self.path_of(target).exists():
+                raise MemoryExistsError(f"{target} already exists")
+            self._write(target, frontmatter.dump_memory(memory))
+        return memory
+
+    def save(self, memory: Memory, *, expected_hash: str | None = None) -> Memory:
+        """Write a whole memory (create or replace), stamping ``updated``."""
+        rel = self.rel(memory.path)
+        memory.path = rel
+        memory.updated = today(self._clock)
+        memory.created = memory.created or memory.updated
+        with self.lock():
+            self._check_expected(rel, expected_hash)
+            self._write(rel, frontmatter.dump_memory(memory))
+        return memory
+
+    def update(self, name: str | Path, change: Callable[[Memory], Memory | None]) -> Memory:
+        """Read-modify-write one memory under the lock (no update can be lost in between)."""
+        rel = self.rel(name)
+        with self.lock():
+            current = self.read(rel)
+            result = change(current) or current
+            result.path = rel
+            return self.save(result)
+
+    def edit(
+        self,
+        name: str | Path,
+        old: str,
+        new: str,
+        *,
+        replace_all: bool = False,
+        expected_hash: str | None = None,
+    ) -> str:
+        """Replace an exact string in a file; it must occur once unless ``replace_all``."""
+        rel = self.rel(name)
+        if old == "":
+            raise EditError("old text must not be empty")
+        if old == new:
+            raise EditError("old and new text are identical; nothing to change")
+        with self.lock():
+            self._check_expected(rel, expected_hash)
+            text = self.read_text(rel)
+            count = text.count(old)
+            if count == 0:
+                raise EditError(f"the text to replace was not found in {rel}")
+            if count > 1 and not replace_all:
+                raise EditError(
+                    f"the text to replace occurs {count} times in {rel}; give more context "
+                    "so it is unique, or replace all"
+                )
+            updated = text.replace(old, new) if replace_all else text.replace(old, new, 1)
+            self._write(rel, updated)
+        return rel
+
+    def delete(self, name: str | Path, *, expected_hash: str | None = None) -> str:
+        rel = self.rel(name)
+        with self.lock():
+            path = self.path_of(rel)
+            if not path.is_file():
+                raise MemoryNotFoundError(f"no such memory: {rel}")
+            self._check_expected(rel, expected_hash)
+            path.unlink()
+            fsync_dir(path.parent)
+            self._index_remove(rel)
+        return rel
+
+    def rename(self, old: str | Path, new: str | Path) -> str:
+        src_rel, dst_rel = self.rel(old), self.rel(new)
+        with self.lock():
+            src, dst = self.path_of(src_rel), self.path_of(dst_rel)
+            if not src.is_file():
+                raise MemoryNotFoundError(f"no such memory: {src_rel}")
+            if dst.exists():
+                raise MemoryExistsError(f"{dst_rel} already exists")
+            text = self.read_text(src_rel)
+            self._guard(dst_rel, text)
+            ensure_dir(dst.parent)
+            # link + unlink: never replaces a file that appeared at dst meanwhile
+            try:
+                os.link(src, dst)
+            except FileExistsError:
+                raise MemoryExistsError(f"{dst_rel} already exists") from None
+            src.unlink()
+            fsync_dir(dst.parent)
+            fsync_dir(src.parent)
+            self._index_remove(src_rel)
+            self._index_upsert(dst_rel, text)
+        return dst_rel
+
+    # -- MEMORY.md upkeep ----------------------------------------------------------------
+    def _index_upsert(self, rel: str, text: str) -> None:
+        scope = index.index_scope(rel)
+        if scope is None:
+            return
+        index_rel, link = scope
+        try:
+            meta = frontmatter.parse(text).meta
+        except FrontmatterError:
+            meta = {}
+        title = str(meta.get("name") or Path(rel).stem)
+        hook = str(meta.get("description") or "")
+        current = index.read_entrypoint(self.root, index_rel)
+        updated = index.upsert_entry(current, link, index.entry_line(title, link, hook))
+        if updated != current:
+            atomic_write(self.root / index_rel, updated)
+
+    def _index_remove(self, rel: str) -> None:
+        scope = index.index_scope(rel)
+        if scope is None:
+            return
+        index_rel, link = scope
+        current = index.read_entrypoint(self.root, index_rel)
+        updated = index.remove_entry(current, link)
+        if updated != current:
+            atomic_write(self.root / index_rel, updated)
+
+    def check_index(self) -> builtins.list[index.IndexReport]:
+        """Drift between each MEMORY.md and the files in its scope (nothing is changed)."""
+        all_rels = [h.filename for h in self.scan().headers]
+        reports = []
+        for index_rel, prefix in (
+            (index.ENTRYPOINT_NAME, ""),
+            (index.TEAM_PREFIX + "MEMORY.md", "team/"),
+        ):
+            if prefix and not (self.root / prefix).is_dir():
+                continue
+            links = {
+                s[1] for rel in all_rels if (s := index.index_scope(rel)) and s[0] == index_rel
+            }
+            base = self.root / prefix
+            existing = {p.relative_to(base).as_posix() for p in base.rglob("*") if p.is_file()}
+            text = index.read_entrypoint(self.root, index_rel)
+            reports.append(index.check_text(index_rel, text, links, existing))
+        return reports
+
+    def rebuild_index(self) -> builtins.list[str]:
+        """Regenerate entry lines from frontmatter; keep hand-written non-entry lines."""
+        written: list[str] = []
+        headers = sorted(self.scan().headers, key=lambda h: h.filename)
+        with self.lock():
+            by_index: dict[str, list[str]] = {}
+            for h in headers:
+                scope = index.index_scope(h.filename)
+                if scope is None:
+                    continue
+                title = h.name or Path(h.filename).stem
+                line = index.entry_line(title, scope[1], h.description or "")
+                by_index.setdefault(scope[0], []).append(line)
+            targets = set(by_index) | {index.ENTRYPOINT_NAME}
+            if (self.root / index.TEAM_PREFIX).is_dir():
+                targets.add(index.TEAM_PREFIX + index.ENTRYPOINT_NAME)
+            for index_rel in sorted(targets):
+                current = index.read_entrypoint(self.root, index_rel)
+                kept = [ln for ln in current.splitlines() if not _memory_entry(ln)]
+                while kept and not kept[-1].strip():
+                    kept.pop()
+                lines = kept + ([""] if kept else []) + by_index.get(index_rel, [])
+                text = "\n".join(lines) + "\n" if lines else ""
+                if text != current:
+                    atomic_write(self.root / index_rel, text)
+                    written.append(index_rel)
+        return written
+
+
+def _memory_entry(line: str) -> bool:
+    """An index line that points at a local Markdown file (regenerated by rebuild)."""
+    link = index.entry_link(line)
+    return link is not None and "://" not in link and link.endswith(".md")
