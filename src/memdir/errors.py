@@ -22,7 +22,8 @@ Callers catch by class, never by message text::
      ├── MissingExtraError        an optional dependency is not installed (names the extra)
      └── SyncError                team sync failures
           ├── SyncAuthError       401/403: no or bad token (permanent)
-          └── SyncConflictError   412 retries exhausted
+          ├── SyncConflictError   412 retries exhausted
+          └── SyncRejectedError   any other 4xx (no such repo, too many entries, bad key; .status)
 
 The value of a secret is never put in any exception message.
 """
@@ -151,6 +152,15 @@ class SyncConflictError(SyncError):
     """The server's version kept moving; conflict retries are exhausted."""
 
 
+class SyncRejectedError(SyncError):
+    """The server refused the request for good (a 4xx other than 401/403/409/412/429)."""
+
+    def __init__(self, message: str, *, status: int, code: str | None = None):
+        super().__init__(message)
+        self.status = status
+        self.code = code
+
+
 __all__ = [
     "ConfigError",
     "ConflictError",
@@ -170,6 +180,7 @@ __all__ = [
     "SyncAuthError",
     "SyncConflictError",
     "SyncError",
+    "SyncRejectedError",
     "ToolDenied",
     "UnreadableFileError",
     "UnsafePathError",
