@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+import memdir.llm.base
+
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex
 _real_getaddrinfo = socket.getaddrinfo
@@ -62,6 +64,9 @@ socket.getaddrinfo = _guarded_getaddrinfo
 # Libraries that might try a hub must not; child processes inherit these.
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
+
+# No test may build a provider that talks to a real model; LLM calls go through ScriptedProvider.
+memdir.llm.base.ALLOW_REAL_PROVIDERS = False
 
 _CLEARED_PREFIXES = ("MEMDIR_", "CLAUDE_", "ANTHROPIC_", "OPENAI_", "TEAM_MEMORY_")
 
