@@ -174,9 +174,8 @@ class _Layers:
                 continue
             value = section[key]
             if not isinstance(value, kind) or (isinstance(value, str) and not value.strip()):
-                raise ConfigError(
-                    f"{layer.label}: key {key!r} must be a non-empty {kind.__name__}, got {value!r}"
-                )
+                wanted = "true or false" if kind is bool else "a non-empty string"
+                raise ConfigError(f"{layer.label}: key {key!r} must be {wanted}, got {value!r}")
             return value, layer.label
         return None
 
