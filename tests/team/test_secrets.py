@@ -1,0 +1,151 @@
+"""The credential scanner: each rule finds its format, near-misses stay quiet, nothing leaks."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memdir.errors import MemoryNotFoundError
+from memdir.team import secrets
+from memdir.team.secrets import REDACTED, RULES, RULES_BY_ID, Finding, labels, redact, scan
+from tests.team.samples import SPECS
+
+REPO = Path(__file__).resolve().parents[2]
+RULE_IDS = sorted(RULES_BY_ID)
+SEEDS = range(4)
+QUOTES = "'\"`"
+
+
+def _contexts(token: str, end_ok: str) -> list[str]:
+    """The token the way it shows up in notes, configs and shell history."""
+    out = [token, f"first line\nthe key is {token}\nlast line"]
+    for ch in end_ok:
+        opener = ch if ch in QUOTES else ""
+        out.append(f"KEY={opener}{token}{ch}tail")
+    out.append(f"export X={token}\\nnext")  # a literal backslash-n, as in JSON strings
+    return out
+
+
+def test_every_reference_rule_is_implemented_once() -> None:
+    assert len(RULES) == 36
+    assert len(RULES_BY_ID) == 36
+    assert set(SPECS) == set(RULES_BY_ID)
+    assert all(rule.label and rule.keywords for rule in RULES)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("rule_id", RULE_IDS)
+def test_generated_sample_is_found(rule_id: str, seed: int) -> None:
+    rng = random.Random(f"{rule_id}:{seed}")
+    spec = SPECS[rule_id]
+    token = spec.token(rng)
+    for text in _contexts(token, spec.end_ok):
+        found = scan(text)
+        assert [f.rule_id for f in found] == [rule_id], text.replace(token, "<token>")
+        assert REDACTED in redact(text)
+        assert token not in redact(text)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("rule_id", RULE_IDS)
+def test_near_misses_are_not_reported(rule_id: str, seed: int) -> None:
+    rng = random.Random(f"miss:{rule_id}:{seed}")
+    cases = SPECS[rule_id].near_misses(rng)
+    assert cases, "every rule needs near-misses"
+    for kind, text in cases:
+        assert scan(f"value = {text}") == [], f"{rule_id} {kind}"
+        assert redact(f"value = {text}") == f"value = {text}"
+
+
+def test_line_numbers_are_one_based_and_per_token() -> None:
+    rng = random.Random(7)
+    aws = SPECS["aws-access-token"].token(rng)
+    gh = SPECS["github-pat"].token(rng)
+    text = f"# notes\n\naws: {aws}\nnothing\ngh: {gh} and {aws}\n"
+    assert scan(text) == [
+        Finding("aws-access-token", RULES_BY_ID["aws-access-token"].label, 3),
+        Finding("github-pat", RULES_BY_ID["github-pat"].label, 5),
+        Finding("aws-access-token", RULES_BY_ID["aws-access-token"].label, 5),
+    ]
+
+
+def test_findings_never_carry_the_value() -> None:
+    rng = random.Random(11)
+    tokens = [SPECS[r].token(rng) for r in RULE_IDS if not SPECS[r].structured]
+    text = "\n".join(tokens)
+    found = scan(text)
+    assert len(found) == len(tokens)
+    rendered = repr(found) + str(found) + " ".join(labels(found))
+    assert not any(token in rendered or token[-12:] in rendered for token in tokens)
+
+
+def test_two_tokens_separated_by_one_space_are_both_found() -> None:
+    rng = random.Random(3)
+    spec = SPECS["gcp-api-key"]
+    a, b = spec.token(rng), spec.token(rng)
+    assert len(scan(f"{a} {b}")) == 1  # same rule and line: reported once
+    assert redact(f"{a} {b}") == f"{REDACTED} {REDACTED}"
+
+
+def test_redact_keeps_surrounding_text() -> None:
+    rng = random.Random(5)
+    key = SPECS["anthropic-api-key"].token(rng)
+    assert redact(f"use '{key}' here") == f"use '{REDACTED}' here"
+
+
+def test_labels_are_distinct_in_order() -> None:
+    rng = random.Random(9)
+    text = " ".join(SPECS[r].token(rng) for r in ("github-pat", "gitlab-pat", "github-pat"))
+    assert labels(scan(text)) == [
+        RULES_BY_ID["github-pat"].label,
+        RULES_BY_ID["gitlab-pat"].label,
+    ]
+
+
+def test_scan_file_reads_text_and_binary(tmp_path: Path) -> None:
+    rng = random.Random(13)
+    token = SPECS["npm-access-token"].token(rng)
+    path = tmp_path / "f.bin"
+    path.write_bytes(b"\xff\xfe\x00 junk\n" + token.encode() + b"\n")
+    assert [(f.rule_id, f.line) for f in secrets.scan_file(path)] == [("npm-access-token", 2)]
+    with pytest.raises(MemoryNotFoundError):
+        secrets.scan_file(tmp_path / "missing")
+
+
+def test_project_source_and_docs_are_clean() -> None:
+    files = [
+        p
+        for top in ("src", "docs")
+        if (REPO / top).is_dir()
+        for p in sorted((REPO / top).rglob("*"))
+        if p.is_file() and p.suffix in {".py", ".md", ".txt", ".toml", ".json", ".yaml"}
+    ]
+    assert any(p.name == "secrets.py" for p in files)  # the scanner scans itself
+    dirty = {str(p.relative_to(REPO)): secrets.scan_file(p) for p in files}
+    assert {k: v for k, v in dirty.items() if v} == {}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=400))
+def test_redact_is_idempotent_and_leaves_nothing_to_find(text: str) -> None:
+    once = redact(text)
+    assert redact(once) == once
+    assert scan(once) == []
+    if not scan(text):
+        assert once == text
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from(RULE_IDS), min_size=1, max_size=6), st.integers(0, 2**32))
+def test_mixed_documents_report_exactly_their_rules(picked: list[str], seed: int) -> None:
+    rng = random.Random(seed)
+    text, expected = "", []
+    for i, rule_id in enumerate(picked):
+        expected.append((rule_id, text.count("\n") + 1))
+        text += f"{i}: {SPECS[rule_id].token(rng)}\n"  # private keys span several lines
+    assert [(f.rule_id, f.line) for f in scan(text)] == expected
+    assert scan(redact(text)) == []
