@@ -1,0 +1,128 @@
+"""What the sync client remembers between runs, and how it reads the local team directory.
+
+Invariants:
+
+- Sync state (last server checksum, per-entry server checksums, learned entry limit) is derived
+  data: it lives in the cache dir, never in the memory dir, and losing it only costs a full
+  re-upload check. It is written with :func:`memdir.atomic.atomic_write`.
+- :func:`read_local` reads each file once and decides what may leave the machine: files over
+  ``MAX_ENTRY_BYTES``, non-UTF-8 files, names that fail team key validation and files in which
+  the secret scanner finds a credential are skipped and reported by path and rule label only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memdir.atomic import atomic_write
+from memdir.errors import PathTraversalError
+from memdir.team import secrets, wire
+from memdir.team.keys import sanitize_key
+
+
+@dataclass
+class SyncState:
+    last_checksum: str | None = None
+    server_checksums: dict[str, str] = field(default_factory=dict)
+    server_max_entries: int | None = None
+
+    @classmethod
+    def load(cls, path: Path) -> SyncState:
+        try:
+            data: Any = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return cls()  # missing or corrupt: derived data, start over
+        if not isinstance(data, dict):
+            return cls()
+        checksums = data.get("serverChecksums")
+        max_entries = data.get("serverMaxEntries")
+        last = data.get("lastChecksum")
+        return cls(
+            last_checksum=last if isinstance(last, str) else None,
+            server_checksums=(
+                {k: v for k, v in checksums.items() if isinstance(v, str)}
+                if isinstance(checksums, dict)
+                else {}
+            ),
+            server_max_entries=max_entries if isinstance(max_entries, int) else None,
+        )
+
+    def save(self, path: Path) -> None:
+        payload = {
+            "lastChecksum": self.last_checksum,
+            "serverChecksums": self.server_checksums,
+            "serverMaxEntries": self.server_max_entries,
+        }
+        atomic_write(path, json.dumps(payload, indent=1, sort_keys=True) + "\n")
+
+
+def state_path(cache_dir: Path, url: str, repo: str, team_dir: Path) -> Path:
+    """One state file per (server, repository, team dir) so two setups never share checksums."""
+    ident = hashlib.sha256(f"{url.rstrip('/')}\0{repo}\0{team_dir}".encode()).hexdigest()[:16]
+    return cache_dir / "team-sync" / f"{ident}.json"
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A file or entry that was not synced, and why (a rule label, never a secret value)."""
+
+    key: str
+    reason: str
+
+
+@dataclass
+class LocalFiles:
+    entries: dict[str, str] = field(default_factory=dict)
+    skipped: list[Skipped] = field(default_factory=list)
+
+
+def read_local(team_dir: Path) -> LocalFiles:
+    """Walk ``team_dir`` once; return the shareable entries keyed by POSIX relative path."""
+    found = LocalFiles()
+    if not team_dir.is_dir():
+        return found
+    for dirpath, dirnames, filenames in os.walk(team_dir):
+        # Hidden names are atomic-write temp files, lock files and tool state: never shared.
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            if name.startswith("."):
+                continue
+            path = Path(dirpath) / name
+            key = path.relative_to(team_dir).as_posix()
+            _read_one(path, key, found)
+    found.skipped.sort(key=lambda s: s.key)
+    return found
+
+
+def _read_one(path: Path, key: str, found: LocalFiles) -> None:
+    if path.is_symlink() or not path.is_file():
+        found.skipped.append(Skipped(key, "not a regular file"))
+        return
+    try:
+        if sanitize_key(key) != key:
+            raise PathTraversalError(key)
+    except PathTraversalError:
+        found.skipped.append(Skipped(key, "name is not a valid team key"))
+        return
+    try:
+        if path.stat().st_size > wire.MAX_ENTRY_BYTES:
+            found.skipped.append(Skipped(key, f"larger than {wire.MAX_ENTRY_BYTES} bytes"))
+            return
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        found.skipped.append(Skipped(key, "not UTF-8 text"))
+        return
+    except OSError as exc:
+        found.skipped.append(Skipped(key, f"unreadable ({exc.strerror})"))
+        return
+    findings = secrets.scan(text)
+    if findings:
+        first = findings[0]
+        found.skipped.append(Skipped(key, f"contains a secret: {first.label} ({first.rule_id})"))
+        return
+    found.entries[key] = text
