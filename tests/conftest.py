@@ -72,12 +72,13 @@ _CLEARED_PREFIXES = ("MEMDIR_", "CLAUDE_", "ANTHROPIC_", "OPENAI_", "TEAM_MEMORY
 
 
 @pytest.fixture(autouse=True)
-def clean_environ(monkeypatch: pytest.MonkeyPatch, tmp_path: pytest.TempPathFactory) -> Iterator[None]:
+def clean_environ(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
     """Each test starts with no memdir/Claude/provider variables and a private HOME."""
     for key in list(os.environ):
         if key.startswith(_CLEARED_PREFIXES):
             monkeypatch.delenv(key, raising=False)
-    home = tmp_path / "home"  # type: ignore[operator]
-    home.mkdir()
+    home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     yield

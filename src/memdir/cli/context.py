@@ -15,6 +15,7 @@ from pathlib import Path
 from memdir.cli.output import Output
 from memdir.config import Settings, load_settings
 from memdir.paths import ResolvedPaths, resolve_paths
+from memdir.store import MemoryStore
 
 
 @dataclass
@@ -42,3 +43,13 @@ class CliContext:
     @property
     def memory_dir(self) -> Path:
         return self.paths.memory_dir
+
+    def store(self) -> MemoryStore:
+        """The store for the resolved memory dir, with the team secret guard installed."""
+        from memdir.team.guard import team_secret_guard
+
+        return MemoryStore(
+            self.memory_dir,
+            guards=[team_secret_guard()],
+            header_cache=self.paths.cache_dir / "headers.json",
+        )
