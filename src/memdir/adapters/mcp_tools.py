@@ -1,0 +1,196 @@
+"""What each MCP tool does, as plain methods returning JSON-ready dicts (no MCP import here).
+
+The MCP server (:mod:`memdir.adapters.mcp_server`) only registers these and maps errors; keeping
+the behaviour here lets it be tested without a transport and keeps the server module about
+wiring.
+
+Invariants:
+- Paths are relative to the memory dir (an absolute path inside it is accepted too); every one
+  goes through the store's path checks, and every write through the store (atomic, locked,
+  guarded, MEMORY.md kept in step).
+- Bad input raises a :class:`~memdir.errors.MemdirError` subclass *before* anything is written.
+- Recall reads headers only to choose (the selector never sees bodies), then returns the bodies
+  of the chosen few with their age, so a client sees how fresh each memory is.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from memdir import frontmatter
+from memdir.age import freshness_note, memory_age
+from memdir.errors import FrontmatterError, MemdirError, ToolDenied
+from memdir.index import ENTRYPOINT_NAME, load_for_prompt, read_entrypoint
+from memdir.model import MEMORY_TYPES, MemoryType
+from memdir.recall.base import MAX_SELECTED, Selector
+from memdir.store import MemoryStore
+
+SelectorFactory = Callable[[], Selector]
+
+
+def parse_type(value: str) -> MemoryType:
+    parsed = MemoryType.parse(value)
+    if parsed is None:
+        raise FrontmatterError(
+            f"unknown memory type {value!r}; use one of: {', '.join(MEMORY_TYPES)}"
+        )
+    return parsed
+
+
+class MemoryTools:
+    """The memory tools over one store; ``selector`` is built on first recall (it may be heavy)."""
+
+    def __init__(self, store: MemoryStore, selector: Selector | SelectorFactory):
+        self.store = store
+        self._selector = selector if isinstance(selector, Selector) else None
+        self._factory = None if isinstance(selector, Selector) else selector
+
+    @property
+    def selector(self) -> Selector:
+        if self._selector is None:
+            assert self._factory is not None
+            self._selector = self._factory()
+        return self._selector
+
+    # -- reading ---------------------------------------------------------------------------
+    async def recall(self, query: str, limit: int = MAX_SELECTED) -> dict[str, Any]:
+        if not query.strip():
+            raise MemdirError("query must not be empty")
+        limit = max(1, min(limit, MAX_SELECTED))
+        headers = self.store.list()
+        chosen = await self.selector.select(query, headers, limit=limit)
+        by_name = {h.filename: h for h in headers}
+        now = time.time()
+        results = []
+        for sel in chosen[:limit]:
+            header = by_name.get(sel.filename)
+            if header is None:  # a selector may only pick given headers; ignore any other
+                continue
+            try:
+                memory = self.store.read(sel.filename)
+            except MemdirError:  # vanished or became unreadable since the scan
+                continue
+            results.append(
+                {
+                    "path": sel.filename,
+                    "name": memory.name,
+                    "description": memory.description,
+                    "type": memory.type,
+                    "age": memory_age(header.mtime, now),
+                    "freshness_note": freshness_note(header.mtime, now),
+                    "score": sel.score,
+                    "body": memory.body,
+                }
+            )
+        return {"query": query, "memories": results}
+
+    def read(self, path: str) -> dict[str, Any]:
+        rel = self.store.rel(path)
+        text = self.store.read_text(rel)
+        memory = frontmatter.parse_memory(text, rel, source=rel)
+        mtime = self.store.path_of(rel).stat().st_mtime
+        return {
+            "path": rel,
+            "name": memory.name,
+            "description": memory.description,
+            "type": memory.type,
+            "body": memory.body,
+            "age": memory_age(mtime),
+            "freshness_note": freshness_note(mtime),
+            "hash": self.store.file_hash(rel),
+        }
+
+    def list(self, type: str | None = None) -> dict[str, Any]:
+        wanted = parse_type(type).value if type else None
+        result = self.store.scan(limit=None)
+        now = time.time()
+        rows = [
+            {
+                "path": h.filename,
+                "name": h.name,
+                "description": h.description,
+                "type": h.type,
+                "age": memory_age(h.mtime, now),
+            }
+            for h in result.headers
+            if wanted is None or MemoryType.parse(h.type) == wanted
+        ]
+        problems = [
+            {"path": self._shown(issue.path), "reason": issue.reason} for issue in result.errors
+        ]
+        return {"memories": rows, "problems": problems}
+
+    def _shown(self, path: Any) -> str:
+        try:
+            return str(self.store.rel(path))
+        except MemdirError:
+            return str(path)
+
+    def index(self) -> dict[str, Any]:
+        loaded = load_for_prompt(read_entrypoint(self.store.root))
+        return {
+            "content": loaded.content,
+            "line_count": loaded.line_count,
+            "char_count": loaded.byte_count,
+            "truncated": loaded.truncated,
+        }
+
+    # -- writing ---------------------------------------------------------------------------
+    def save(
+        self,
+        name: str,
+        description: str,
+        type: str,
+        body: str,
+        path: str | None = None,
+        overwrite: bool = False,
+    ) -> dict[str, Any]:
+        mtype = parse_type(type)
+        if not description.strip():
+            raise FrontmatterError("a memory needs a one-line description (used to recall it)")
+        if path is not None:
+            self._refuse_index(path)
+        with self.store.lock():
+            target = self.store.rel(path) if path else None
+            if overwrite and target is not None and self.store.exists(target):
+                # Replace in place: keep the created date and any extra frontmatter keys.
+                memory = self.store.read(target)
+                memory.name, memory.type = name.strip(), mtype.value
+                memory.description = " ".join(description.split())
+                memory.body = body if body.endswith("\n") or not body else body + "\n"
+                saved = self.store.save(memory)
+                return {"path": saved.path, "created": False}
+            created = self.store.create(
+                name, description, mtype, body, rel=target, overwrite=overwrite
+            )
+        return {"path": created.path, "created": True}
+
+    def edit(
+        self, path: str, old_string: str, new_string: str, replace_all: bool = False
+    ) -> dict[str, Any]:
+        self._refuse_index(path)
+        rel = self.store.edit(path, old_string, new_string, replace_all=replace_all)
+        return {"path": rel}
+
+    def delete(self, path: str) -> dict[str, Any]:
+        self._refuse_index(path)
+        return {"path": self.store.delete(path)}
+
+    def rename(self, old_path: str, new_path: str) -> dict[str, Any]:
+        self._refuse_index(old_path)
+        self._refuse_index(new_path)
+        return {
+            "old_path": self.store.rel(old_path),
+            "new_path": self.store.rename(old_path, new_path),
+        }
+
+    def _refuse_index(self, path: str) -> None:
+        # MEMORY.md is derived from the memory files; writing it by hand through a tool would be
+        # overwritten on the next save, so the tools refuse it and say where to look instead.
+        if self.store.rel(path).rsplit("/", 1)[-1] == ENTRYPOINT_NAME:
+            raise ToolDenied(
+                f"{ENTRYPOINT_NAME} is the index memdir maintains from the memory files; "
+                "save, edit or rename the memories instead (memory_index shows it)"
+            )

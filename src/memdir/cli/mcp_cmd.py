@@ -1,0 +1,39 @@
+"""``memdir mcp``: serve the resolved memory dir to MCP clients (stdio, or HTTP on loopback).
+
+The memory and cache dirs come from the CLI context (flags, settings, injected env), never from
+the server itself. On stdio, stdout belongs to the protocol: nothing else is printed there.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from memdir.cli.context import CliContext
+
+DEFAULT_HTTP_PORT = 8766  # the team sync server defaults to 8765
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "mcp",
+        help="run an MCP server over the memory dir (for Claude Desktop, Cursor, agent SDKs)",
+        description="Serve memory tools (recall, read, list, save, edit, delete, rename, index), "
+        "MEMORY.md and the memory instructions to any MCP client.",
+    )
+    p.add_argument("--transport", choices=("stdio", "http"), default="stdio")
+    p.add_argument("--host", default="127.0.0.1", help="HTTP bind address (loopback only)")
+    p.add_argument("--port", type=int, default=DEFAULT_HTTP_PORT, help="HTTP port")
+    p.set_defaults(handler=cmd_mcp)
+
+
+def cmd_mcp(ctx: CliContext) -> int:
+    from memdir.adapters.mcp_server import build_server, check_loopback, serve
+
+    args = ctx.args
+    if args.transport == "http":
+        check_loopback(args.host)  # refuse before touching anything
+    server = build_server(ctx.store(), cache_dir=ctx.paths.cache_dir)
+    if args.transport == "http":
+        ctx.out.warn(f"MCP server on http://{args.host}:{args.port}/mcp (Ctrl-C to stop)")
+    serve(server, args.transport, host=args.host, port=args.port)
+    return 0
