@@ -3,22 +3,27 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import itertools
 import os
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 import httpx
 import pytest
 
 from memdir.team import auth
-from memdir.team.storage import TeamStorage
+from memdir.team.storage import RepoState, TeamStorage
 from tests.team.pgcluster import PgCluster, free_port
 
 REPO = "acme/widgets"
+T = TypeVar("T")
 
 
 @pytest.fixture(scope="session")
@@ -120,11 +125,57 @@ def start_server() -> Iterator[Callable[..., ServerProcess]]:
         server.stop()
 
 
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def backend_server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServerProcess]:
+    """One real server per backend per test module (max 100 entries per repository)."""
+    if request.param == "sqlite":
+        url = f"sqlite+aiosqlite:///{tmp_path_factory.mktemp('srv') / 'team.db'}"
+    else:
+        url = request.getfixturevalue("pg_cluster").create_database()
+    server = ServerProcess(url, max_entries=100).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+_repo_counter = itertools.count()
+
+
+@dataclass(frozen=True)
+class Remote:
+    """A running server, a fresh repository on it and a token scoped to that repository."""
+
+    server: ServerProcess
+    repo: str
+    token: str
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    def state(self) -> RepoState | None:
+        """Read the repository straight from the server's database."""
+        return run_sync(_read_state(self.server.db_url, self.repo))
+
+
+async def _read_state(db_url: str, repo: str) -> RepoState | None:
+    store = await TeamStorage.open(db_url)
+    try:
+        return await store.get(repo)
+    finally:
+        await store.close()
+
+
+def run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to completion from sync or async test code (in a helper thread)."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
 @pytest.fixture
-async def server(
-    db_url: str, start_server: Callable[..., ServerProcess]
-) -> AsyncIterator[tuple[ServerProcess, str]]:
-    """A running server on ``db_url`` and a token for :data:`REPO`."""
-    token = await make_token(db_url, REPO)
-    proc = await asyncio.to_thread(start_server, db_url)
-    yield proc, token
+def remote(backend_server: ServerProcess) -> Remote:
+    repo = f"acme/repo{next(_repo_counter)}"
+    return Remote(backend_server, repo, run_sync(make_token(backend_server.db_url, repo)))
