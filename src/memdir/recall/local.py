@@ -1,0 +1,253 @@
+"""The offline selector: hybrid BM25 + MiniLM ranking over the memory dir's search index.
+
+Invariants:
+- Works with no model service and no network: the embedder is the packaged MiniLM (or any
+  :class:`~memdir.recall.embed.Embedder`), the index is derived and lives in ``cache_dir``.
+- ``select`` only ever returns filenames among the headers it was given, at most ``limit``, and
+  is *selective*: a memory whose cosine similarity to the query is under ``min_similarity`` is
+  dropped even when that leaves nothing (``min_similarity=None`` turns the gate off, for ranking
+  evaluation). Like every selector it never raises into the agent's turn: failures return ``[]``
+  and are logged.
+- ``rank`` orders *all* indexed memories (the LLM selector fills its manifest from it), and
+  ``explain`` shows, per memory, the lexical, semantic and fused scores and why it was dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from memdir.model import MemoryHeader
+from memdir.recall.base import MAX_SELECTED, Selection
+from memdir.recall.embed import Embedder, MiniLMEmbedder
+from memdir.recall.fusion import FusionConfig
+from memdir.recall.lexical import TermAnalyzer
+from memdir.recall.search_index import RefreshReport, SearchIndex
+
+log = logging.getLogger(__name__)
+
+# Cosine floor for MiniLM: measured on LoCoMo (docs/benchmarks.md), unrelated pairs sit below it.
+DEFAULT_MIN_SIMILARITY = 0.3
+REFRESH_INTERVAL = 2.0  # seconds between directory walks when ranking without headers
+_WARNING_WORDS = ("warning", "gotcha", "bug", "careful", "never", "don't", "avoid", "pitfall")
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredDoc:
+    """One memory with its scores: ``score`` is the fused one that orders results."""
+
+    filename: str
+    score: float
+    lexical: float
+    semantic: float
+    name: str
+    description: str
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """Why a memory was or was not selected."""
+
+    filename: str
+    lexical: float
+    semantic: float
+    fused: float
+    rank: int
+    selected: bool
+    reason: str
+
+
+class LocalSelector:
+    """Hybrid lexical + semantic :class:`~memdir.recall.base.Selector` over a memory dir."""
+
+    def __init__(
+        self,
+        memory_dir: Path,
+        cache_dir: Path,
+        *,
+        embedder: Embedder | None = None,
+        analyzer: TermAnalyzer | None = None,
+        fusion: FusionConfig | None = None,
+        min_similarity: float | None = DEFAULT_MIN_SIMILARITY,
+        refresh_interval: float = REFRESH_INTERVAL,
+    ) -> None:
+        self.index = SearchIndex(memory_dir, cache_dir, embedder or MiniLMEmbedder(), analyzer)
+        self.fusion = fusion or FusionConfig()
+        self.min_similarity = min_similarity
+        self.refresh_interval = refresh_interval
+        self._lock = threading.RLock()
+        self._refreshed = False
+
+    # -- index upkeep --------------------------------------------------------------------------
+    def refresh(self) -> RefreshReport:
+        """Sync the index with the memory dir now; cache problems are in the report."""
+        with self._lock:
+            report = self.index.refresh()
+            self._refreshed = True
+        for problem in report.problems:
+            log.warning("recall index: %s", problem)
+        return report
+
+    def _ensure_fresh(self, headers: Sequence[MemoryHeader] | None) -> None:
+        with self._lock:
+            if headers is not None:
+                if self._refreshed and self.index.is_fresh_for(headers):
+                    return
+            elif self._refreshed and (
+                time.monotonic() - self.index.last_refresh < self.refresh_interval
+            ):
+                return
+            self.refresh()
+
+    # -- scoring -------------------------------------------------------------------------------
+    def _scores(
+        self, query: str, rows: npt.NDArray[np.int64] | None
+    ) -> tuple[
+        npt.NDArray[np.int64],
+        npt.NDArray[np.float32],
+        npt.NDArray[np.float32],
+        npt.NDArray[np.float32],
+    ]:
+        """(rows, lexical, semantic, fused) over ``rows`` (all documents when None)."""
+        index = self.index
+        if rows is None:
+            rows = np.arange(len(index.docs), dtype=np.int64)
+        if rows.size == 0:
+            empty = np.zeros(0, dtype=np.float32)
+            return rows, empty, empty, empty
+        lexical = index.lexical.scores(query)[rows]
+        query_vector = index.embedder.embed([query])[0]
+        semantic = (index.vectors[rows] @ query_vector).astype(np.float32)
+        fused = self.fusion.fuse(lexical, semantic)
+        return rows, lexical, semantic, fused
+
+    def rank(
+        self, query: str, k: int = 200, *, headers: Sequence[MemoryHeader] | None = None
+    ) -> list[ScoredDoc]:
+        """The top ``k`` memories for ``query`` by fused score (no relevance gate)."""
+        self._ensure_fresh(headers)
+        with self._lock:
+            rows = self._rows_for(headers)
+            rows, lexical, semantic, fused = self._scores(query, rows)
+            order = np.argsort(-fused, kind="stable")[:k]
+            docs = self.index.docs
+            return [
+                ScoredDoc(
+                    filename=docs[rows[i]].rel,
+                    score=float(fused[i]),
+                    lexical=float(lexical[i]),
+                    semantic=float(semantic[i]),
+                    name=docs[rows[i]].name,
+                    description=docs[rows[i]].description,
+                )
+                for i in order
+            ]
+
+    def _rows_for(self, headers: Sequence[MemoryHeader] | None) -> npt.NDArray[np.int64] | None:
+        if headers is None:
+            return None
+        found = (self.index.row_of(h.filename) for h in headers)
+        return np.array(sorted({r for r in found if r is not None}), dtype=np.int64)
+
+    # -- selection -----------------------------------------------------------------------------
+    def explain(
+        self,
+        query: str,
+        headers: Sequence[MemoryHeader] | None = None,
+        *,
+        recent_tools: Sequence[str] = (),
+        limit: int = MAX_SELECTED,
+        top: int | None = 20,
+    ) -> list[Explanation]:
+        """Every candidate (or the ``top`` few) in fused order, with the selection verdict."""
+        ranked = self.rank(query, k=len(self.index.docs) if top is None else top, headers=headers)
+        out: list[Explanation] = []
+        chosen = 0
+        for position, doc in enumerate(ranked, start=1):
+            reason = self.drop_reason(doc, recent_tools)
+            if reason is None and chosen >= limit:
+                reason = f"beyond the limit of {limit}"
+            selected = reason is None
+            chosen += selected
+            out.append(
+                Explanation(
+                    filename=doc.filename,
+                    lexical=doc.lexical,
+                    semantic=doc.semantic,
+                    fused=doc.score,
+                    rank=position,
+                    selected=selected,
+                    reason=reason or "relevant",
+                )
+            )
+        return out
+
+    def drop_reason(self, doc: ScoredDoc, recent_tools: Sequence[str]) -> str | None:
+        if self.min_similarity is not None and doc.semantic < self.min_similarity:
+            return f"similarity {doc.semantic:.2f} under the floor {self.min_similarity:.2f}"
+        tool = _tool_usage_doc(doc, recent_tools)
+        if tool is not None:
+            return f"usage notes for {tool}, a tool already in use"
+        return None
+
+    def select_sync(
+        self,
+        query: str,
+        headers: Sequence[MemoryHeader] | None,
+        *,
+        recent_tools: Sequence[str] = (),
+        limit: int = MAX_SELECTED,
+    ) -> list[Selection]:
+        """The selection, computed in the calling thread."""
+        if limit <= 0 or not query.strip():
+            return []
+        # Look a little past the limit so gated or demoted entries can be replaced.
+        ranked = self.rank(query, k=limit * 4, headers=headers)
+        out: list[Selection] = []
+        for doc in ranked:
+            if self.drop_reason(doc, recent_tools) is None:
+                reason = f"lexical {doc.lexical:.2f}, similarity {doc.semantic:.2f}"
+                out.append(Selection(doc.filename, score=doc.score, reason=reason))
+                if len(out) >= limit:
+                    break
+        return out
+
+    async def select(
+        self,
+        query: str,
+        headers: Sequence[MemoryHeader],
+        *,
+        recent_tools: Sequence[str] = (),
+        limit: int = MAX_SELECTED,
+    ) -> list[Selection]:
+        try:
+            return await asyncio.to_thread(
+                self.select_sync, query, headers, recent_tools=recent_tools, limit=limit
+            )
+        except Exception:  # a selector is advisory: recall must never break the agent's turn
+            log.exception("local recall failed")
+            return []
+
+
+def _tool_usage_doc(doc: ScoredDoc, recent_tools: Sequence[str]) -> str | None:
+    """The recent tool this memory merely documents, if any (warnings are always kept)."""
+    if not recent_tools:
+        return None
+    text = f"{doc.name} {doc.description}".lower()
+    if any(word in text for word in _WARNING_WORDS):
+        return None
+    for tool in recent_tools:
+        if tool and tool.lower() in text:
+            return tool
+    return None
+
+
+__all__ = ["DEFAULT_MIN_SIMILARITY", "Explanation", "LocalSelector", "ScoredDoc"]

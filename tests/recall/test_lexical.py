@@ -1,0 +1,81 @@
+"""Lexical recall: the question-aware analyzer, BM25 scoring, and the saved index."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memdir.recall.lexical import AnalyzerConfig, LexicalIndex, TermAnalyzer
+
+
+@pytest.mark.parametrize(
+    ("text", "terms"),
+    [
+        ("When did Caroline go to the support group?", ["carolin", "support", "group"]),
+        ("What kind of pottery does Melanie make?", ["potteri", "melani", "make"]),
+        ("Deploying the staging servers", ["deploy", "stage", "server"]),
+        ("What's she's doing", []),
+        ("snake_case identifiers", ["snakecas", "identifi"]),
+    ],
+)
+def test_question_aware_terms(text: str, terms: list[str]) -> None:
+    assert TermAnalyzer().terms(text) == terms
+
+
+def test_without_stemming_words_stay_whole() -> None:
+    analyzer = TermAnalyzer(AnalyzerConfig(stem_language=None))
+    assert analyzer.terms("Deploying servers") == ["deploying", "servers"]
+
+
+DOCS = [
+    "Deploy to staging with make deploy-staging after the tests pass",
+    "Melanie paints sunrises over the lake",
+    "The staging database is reset every night",
+    "",
+]
+
+
+def test_bm25_ranks_the_matching_document_first() -> None:
+    index = LexicalIndex().build(DOCS)
+    scores = index.scores("How do I deploy to staging?")
+    assert scores.shape == (4,)
+    assert int(np.argmax(scores)) == 0
+    assert scores[2] > 0 == scores[1] == scores[3]
+
+
+@pytest.mark.parametrize("query", ["", "what is it?", "zzzunknownword"])
+def test_queries_without_known_terms_score_zero(query: str) -> None:
+    assert not LexicalIndex().build(DOCS).scores(query).any()
+
+
+def test_empty_index_scores_nothing() -> None:
+    assert LexicalIndex().build([]).scores("deploy").shape == (0,)
+
+
+def test_save_and_load_round_trip(tmp_path: Path) -> None:
+    index = LexicalIndex().build(DOCS)
+    index.save(tmp_path / "lexical.npz")
+    loaded = LexicalIndex.load(tmp_path / "lexical.npz", TermAnalyzer())
+    assert loaded is not None
+    np.testing.assert_array_equal(loaded.scores("staging deploy"), index.scores("staging deploy"))
+
+
+@pytest.mark.parametrize(
+    ("payload", "analyzer"),
+    [
+        (None, TermAnalyzer()),  # missing file
+        (b"not a zip file", TermAnalyzer()),  # corrupt
+        ("saved", TermAnalyzer(AnalyzerConfig(stem_language=None))),  # other settings
+    ],
+)
+def test_load_refuses_missing_corrupt_or_mismatched(
+    tmp_path: Path, payload: bytes | str | None, analyzer: TermAnalyzer
+) -> None:
+    path = tmp_path / "lexical.npz"
+    if payload == "saved":
+        LexicalIndex().build(DOCS).save(path)
+    elif isinstance(payload, bytes):
+        path.write_bytes(payload)
+    assert LexicalIndex.load(path, analyzer) is None

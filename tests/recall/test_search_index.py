@@ -1,0 +1,166 @@
+"""The derived search index: incremental refresh, persistence, and recovery from a bad cache."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memdir.frontmatter import dump
+from memdir.recall.embed import HashingEmbedder
+from memdir.recall.search_index import SearchIndex
+
+MEMORIES = {
+    "deploy.md": ("Deploying", "How to deploy to staging", "Run make deploy-staging."),
+    "style.md": ("Code style", "User prefers tabs", "Indent with tabs, never spaces."),
+    "team/oncall.md": ("On-call", "Pager rotation", "Alice has the pager this week."),
+}
+
+
+def write(root: Path, rel: str, name: str, description: str, body: str) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(dump({"name": name, "description": description, "type": "project"}, body))
+
+
+@pytest.fixture
+def dirs(tmp_path: Path) -> tuple[Path, Path]:
+    memory, cache = tmp_path / "memory", tmp_path / "cache"
+    for rel, parts in MEMORIES.items():
+        write(memory, rel, *parts)
+    (memory / "MEMORY.md").write_text("- [Deploying](deploy.md) — how to deploy\n")
+    (memory / ".hidden.md").write_text("not a memory")
+    return memory, cache
+
+
+def make(dirs: tuple[Path, Path], embedder: HashingEmbedder | None = None) -> SearchIndex:
+    return SearchIndex(dirs[0], dirs[1], embedder or HashingEmbedder())
+
+
+def bump_mtime(path: Path) -> None:
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+
+
+def test_first_refresh_indexes_every_memory_file_only(dirs: tuple[Path, Path]) -> None:
+    index = make(dirs)
+    report = index.refresh()
+    assert sorted(report.added) == sorted(MEMORIES)
+    assert report.embedded == 3
+    assert [d.rel for d in index.docs] == sorted(MEMORIES)
+    assert index.vectors.shape == (3, index.embedder.dim)
+    assert index.docs[0].name == "Deploying"
+
+
+def test_unchanged_directory_embeds_nothing(dirs: tuple[Path, Path]) -> None:
+    embedder = HashingEmbedder()
+    index = make(dirs, embedder)
+    index.refresh()
+    report = index.refresh()
+    assert not report.modified
+    assert embedder.embedded == 3
+
+
+def test_changing_one_file_re_embeds_only_that_file(dirs: tuple[Path, Path]) -> None:
+    embedder = HashingEmbedder()
+    index = make(dirs, embedder)
+    index.refresh()
+    before = index.vectors.copy()
+    write(dirs[0], "style.md", "Code style", "User prefers spaces now", "Indent with 4 spaces.")
+    bump_mtime(dirs[0] / "style.md")
+    report = index.refresh()
+    assert report.changed == ["style.md"]
+    assert report.embedded == 1
+    assert embedder.embedded == 4
+    row = index.row_of("style.md")
+    assert row is not None and not np.allclose(index.vectors[row], before[row])
+    np.testing.assert_array_equal(index.vectors[index.row_of("deploy.md")], before[0])
+    assert index.lexical.scores("spaces")[row] > 0
+
+
+def test_touching_a_file_without_changing_it_embeds_nothing(dirs: tuple[Path, Path]) -> None:
+    embedder = HashingEmbedder()
+    index = make(dirs, embedder)
+    index.refresh()
+    bump_mtime(dirs[0] / "deploy.md")
+    report = index.refresh()
+    assert (report.changed, report.embedded, embedder.embedded) == ([], 0, 3)
+    # ...but the new mtime is recorded, so the next refresh does not read it again.
+    assert not index.refresh().modified
+
+
+def test_added_and_deleted_files(dirs: tuple[Path, Path]) -> None:
+    index = make(dirs)
+    index.refresh()
+    write(dirs[0], "new.md", "Coffee", "User drinks espresso", "Double shot.")
+    (dirs[0] / "team" / "oncall.md").unlink()
+    report = index.refresh()
+    assert (report.added, report.removed, report.embedded) == (["new.md"], ["team/oncall.md"], 1)
+    assert index.row_of("team/oncall.md") is None
+    assert [d.rel for d in index.docs] == ["deploy.md", "new.md", "style.md"]
+    assert index.lexical.size == 3
+
+
+def test_a_new_process_reuses_the_saved_index(dirs: tuple[Path, Path]) -> None:
+    make(dirs).refresh()
+    embedder = HashingEmbedder()
+    index = make(dirs, embedder)
+    report = index.refresh()
+    assert (report.modified, report.problems, embedder.embedded) == (False, [], 0)
+    assert index.lexical.scores("pager")[index.row_of("team/oncall.md")] > 0
+
+
+def test_deleted_cache_is_rebuilt(dirs: tuple[Path, Path]) -> None:
+    make(dirs).refresh()
+    for path in sorted(dirs[1].rglob("*"), reverse=True):
+        path.unlink() if path.is_file() else path.rmdir()
+    embedder = HashingEmbedder()
+    report = make(dirs, embedder).refresh()
+    assert report.rebuilt and embedder.embedded == 3
+
+
+@pytest.mark.parametrize("victim", ["manifest.json", "vectors-*.npy", "lexical-*.npz"])
+@pytest.mark.parametrize("garbage", [b"", b"\x00garbage{", b'{"header": 1}'])
+def test_corrupt_cache_is_reported_and_rebuilt(
+    dirs: tuple[Path, Path], victim: str, garbage: bytes
+) -> None:
+    make(dirs).refresh()
+    (target,) = list(dirs[1].rglob(victim))
+    target.write_bytes(garbage)
+    embedder = HashingEmbedder()
+    index = make(dirs, embedder)
+    report = index.refresh()
+    assert report.rebuilt and report.problems
+    assert embedder.embedded == 3
+    assert len(index.docs) == 3
+    # The rebuilt cache is whole again.
+    assert not make(dirs, HashingEmbedder()).refresh().problems
+
+
+def test_cache_lives_outside_the_memory_dir(dirs: tuple[Path, Path]) -> None:
+    before = sorted(p.relative_to(dirs[0]) for p in dirs[0].rglob("*"))
+    make(dirs).refresh()
+    assert sorted(p.relative_to(dirs[0]) for p in dirs[0].rglob("*")) == before
+    assert (dirs[1] / "search" / "hashing-256" / "manifest.json").exists()
+    assert len(list((dirs[1] / "search" / "hashing-256").glob("vectors-*.npy"))) == 1
+
+
+def test_bad_frontmatter_is_still_searchable_as_text(dirs: tuple[Path, Path]) -> None:
+    (dirs[0] / "broken.md").write_text("---\nname: [unclosed\n---\nthe kafka broker notes\n")
+    index = make(dirs)
+    index.refresh()
+    row = index.row_of("broken.md")
+    assert row is not None and index.docs[row].name == "broken"
+    assert index.lexical.scores("kafka broker")[row] > 0
+
+
+def test_freshness_check_against_headers(dirs: tuple[Path, Path]) -> None:
+    from memdir.scan import scan_headers
+
+    index = make(dirs)
+    index.refresh()
+    assert index.is_fresh_for(scan_headers(dirs[0]).headers)
+    write(dirs[0], "later.md", "Later", "A new memory", "body")
+    assert not index.is_fresh_for(scan_headers(dirs[0]).headers)
