@@ -21,7 +21,7 @@ WORKER = textwrap.dedent(
     store = MemoryStore(root, lock_timeout=120)
     for i in range(writes):
         if i % 4 == 0:
-            store.create(f"w{worker} item {i}", f"own memory {i} of worker {worker}", "project", "x")
+            store.create(f"w{worker} item {i}", f"own memory {i} of {worker}", "project", "x")
         else:
             def add(m, token=f"w{worker}-{i}"):
                 m.body += token + "\\n"
@@ -65,6 +65,7 @@ def test_threads_updating_one_memory(tmp_path: Path) -> None:
 
     def work(n: int) -> None:
         for i in range(50):
+
             def add(m, token=f"t{n}-{i}"):  # type: ignore[no-untyped-def]
                 m.body += token + "\n"
                 return m

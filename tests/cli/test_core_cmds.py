@@ -48,8 +48,16 @@ def test_where_reports_paths_and_sources(run: Run) -> None:
 
 def test_add_list_show_edit_mv_rm_round_trip(run: Run) -> None:
     assert run.json("init")["created_index"] is True
-    saved = run.json("add", "Testing policy", "-d", "Integration tests hit a real DB", "-t",
-                     "feedback", "-b", "Use a real database.\n\nWhy: mocks hid a bug.")
+    saved = run.json(
+        "add",
+        "Testing policy",
+        "-d",
+        "Integration tests hit a real DB",
+        "-t",
+        "feedback",
+        "-b",
+        "Use a real database.\n\nWhy: mocks hid a bug.",
+    )
     assert saved["path"] == "testing_policy.md"
     rows = run.json("list")
     assert [(r["path"], r["type"], r["age"]) for r in rows] == [
@@ -89,7 +97,7 @@ def test_text_mode_prints_a_table(run: Run) -> None:
     ],
 )
 def test_bad_input_is_one_clear_line_and_exit_2(run: Run, argv: list[str], message: str) -> None:
-    code, out, err = run(*argv)
+    code, _out, err = run(*argv)
     assert code == 2
     assert err.startswith("memdir: error: ") and message in err
     assert len(err.strip().splitlines()) == 1

@@ -16,10 +16,9 @@ from memdir.index import ENTRYPOINT_NAME, load_for_prompt, read_entrypoint
 from memdir.model import MEMORY_TYPES
 from memdir.scan import format_manifest, manifest_line
 
-Sub = argparse._SubParsersAction  # type: ignore[type-arg]
 
 
-def register(sub: Sub) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("where", help="show every resolved path and which setting decided it")
     p.set_defaults(handler=cmd_where)
 

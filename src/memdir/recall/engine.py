@@ -1,0 +1,133 @@
+"""find_relevant_memories: scan → drop what the session saw → select → at most 5 memories.
+
+The reference caps the manifest at the 200 *newest* files, so an older memory can never be
+recalled. memdir keeps a 200-entry cap only where it buys something — the token budget of an LLM
+side query — and fills it with the local ranker's best 200 instead of the newest 200. The local
+selector itself ranks every memory.
+
+Recall is advisory and runs beside the user's turn: any failure yields no memories, never an
+exception into the turn.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
+
+from memdir.model import MemoryHeader
+from memdir.recall.base import MAX_SELECTED, Selector
+from memdir.recall.session import RecallSession
+from memdir.recall.surface import Attachment, RelevantMemory, surface
+from memdir.scan import HeaderCache, scan_headers
+
+log = logging.getLogger(__name__)
+
+
+class _Ranked(Protocol):
+    @property
+    def filename(self) -> str: ...
+
+
+class Ranker(Protocol):
+    """Orders memories by relevance (the local selector is one)."""
+
+    def rank(
+        self, query: str, k: int = ..., *, headers: Sequence[MemoryHeader] | None = ...
+    ) -> Sequence[_Ranked]: ...
+
+
+def should_recall(query: str) -> bool:
+    """Single-word prompts ("yes", "continue") carry too little to recall on."""
+    stripped = query.strip()
+    return bool(stripped) and any(ch.isspace() for ch in stripped)
+
+
+class MemoryRecall:
+    """Recall over one memory dir with one selector."""
+
+    def __init__(
+        self,
+        memory_dir: Path,
+        selector: Selector,
+        *,
+        ranker: Ranker | None = None,
+        manifest_cap: int | None = None,
+        header_cache: Path | None = None,
+    ) -> None:
+        self.memory_dir = memory_dir
+        self.selector = selector
+        self.ranker = ranker
+        self.manifest_cap = manifest_cap
+        self.header_cache = header_cache
+
+    def candidates(self, query: str, session: RecallSession | None) -> list[MemoryHeader]:
+        """Every memory not yet seen this session, capped for selectors that need a cap."""
+        cache = HeaderCache(self.header_cache) if self.header_cache else None
+        headers = scan_headers(self.memory_dir, limit=None, cache=cache).headers
+        if session is not None:
+            headers = [h for h in headers if not session.seen(h.path)]
+        cap = self.manifest_cap
+        if cap is None or len(headers) <= cap:
+            return headers
+        if self.ranker is None:
+            return headers[:cap]  # newest first, as the reference does
+        try:
+            ranked = self.ranker.rank(query, cap, headers=headers)
+        except Exception:  # ranking is an optimisation; fall back to recency
+            log.exception("ranking the manifest failed; using the newest memories")
+            return headers[:cap]
+        by_name = {h.filename: h for h in headers}
+        return [by_name[r.filename] for r in ranked if r.filename in by_name]
+
+    async def find(
+        self,
+        query: str,
+        session: RecallSession | None = None,
+        *,
+        recent_tools: Sequence[str] = (),
+        limit: int = MAX_SELECTED,
+    ) -> list[RelevantMemory]:
+        """At most ``limit`` (≤ 5) memories relevant to ``query``; [] on any failure."""
+        limit = min(limit, MAX_SELECTED)
+        if not should_recall(query) or (session is not None and session.exhausted):
+            return []
+        try:
+            headers = self.candidates(query, session)
+            if not headers:
+                return []
+            chosen = await self.selector.select(
+                query, headers, recent_tools=recent_tools, limit=limit
+            )
+        except Exception:
+            log.exception("recall failed")
+            return []
+        by_name = {h.filename: h for h in headers}
+        out: list[RelevantMemory] = []
+        for selection in chosen[:limit]:
+            header = by_name.get(selection.filename)
+            if header is not None:
+                out.append(
+                    RelevantMemory(
+                        header.path,
+                        header.filename,
+                        header.mtime,
+                        selection.score,
+                        selection.reason,
+                    )
+                )
+        return out
+
+    async def recall(
+        self,
+        query: str,
+        session: RecallSession,
+        *,
+        recent_tools: Sequence[str] = (),
+        limit: int = MAX_SELECTED,
+        now: float | None = None,
+    ) -> list[Attachment]:
+        """find + surface + record in the session: the attachments to inject this turn."""
+        found = await self.find(query, session, recent_tools=recent_tools, limit=limit)
+        return session.accept(a for m in found if (a := surface(m, now=now)) is not None)

@@ -1,0 +1,72 @@
+"""Choose and build the recall engine for a memory dir.
+
+``local`` (the offline default): hybrid BM25 + MiniLM over every memory. ``llm``: a side query to
+the configured model, with its 200-entry manifest filled by the local ranker when the ``recall``
+extra is installed (by recency otherwise). ``auto``: ``llm`` when a provider is given, else
+``local``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from memdir.errors import ConfigError, MissingExtraError, ProviderConfigError
+from memdir.llm.base import Provider
+from memdir.recall.engine import MemoryRecall, Ranker
+from memdir.recall.llm_select import LLMSelector
+from memdir.scan import MAX_MEMORY_FILES
+
+if TYPE_CHECKING:
+    from memdir.recall.local import LocalSelector
+
+SelectorKind = Literal["auto", "local", "llm"]
+SELECTOR_KINDS: tuple[str, ...] = ("auto", "local", "llm")
+
+
+def local_selector(
+    memory_dir: Path, cache_dir: Path, *, min_similarity: float | str | None = "default"
+) -> LocalSelector:
+    """The offline selector (imports numpy/onnxruntime lazily: the ``recall`` extra)."""
+    try:
+        from memdir.recall.local import LocalSelector
+    except ImportError as exc:
+        raise MissingExtraError(exc.name or "numpy", "recall") from exc
+    if isinstance(min_similarity, str):
+        return LocalSelector(memory_dir, cache_dir / "search")
+    return LocalSelector(memory_dir, cache_dir / "search", min_similarity=min_similarity)
+
+
+def build_recall(
+    memory_dir: Path,
+    cache_dir: Path,
+    *,
+    kind: str = "auto",
+    provider: Provider | None = None,
+    min_similarity: float | Literal["default"] | None = "default",
+) -> MemoryRecall:
+    if kind not in SELECTOR_KINDS:
+        raise ConfigError(f"unknown recall selector {kind!r} (choose {', '.join(SELECTOR_KINDS)})")
+    headers = cache_dir / "headers.json"
+    if kind == "auto":
+        kind = "llm" if provider is not None else "local"
+    if kind == "llm":
+        if provider is None:
+            raise ProviderConfigError(
+                "the llm selector needs a model: set MEMDIR_MODEL (e.g. anthropic:<model>, "
+                "openai:<model>, llamacpp:/path/model.gguf)"
+            )
+        ranker: Ranker | None
+        try:
+            ranker = local_selector(memory_dir, cache_dir)
+        except MissingExtraError:
+            ranker = None
+        return MemoryRecall(
+            memory_dir,
+            LLMSelector(provider),
+            ranker=ranker,
+            manifest_cap=MAX_MEMORY_FILES,
+            header_cache=headers,
+        )
+    selector = local_selector(memory_dir, cache_dir, min_similarity=min_similarity)
+    return MemoryRecall(memory_dir, selector, header_cache=headers)
