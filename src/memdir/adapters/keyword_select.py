@@ -1,10 +1,10 @@
 """A dependency-free keyword selector: the recall fallback when the ``recall`` extra is missing.
 
-It implements :class:`~memdir.recall.base.Selector` over headers only (name, description, type,
-filename), like every selector. Scoring is deliberately small: each query word that appears in a
+It implements :class:`~memdir.recall.base.Selector` over headers only (name, description and
+filename stem), like every selector. Scoring is deliberately small: each query word found in a
 header scores its inverse document frequency over the given headers, so rare words count more
-than common ones; a memory that matches no query word is never returned (selective, not
-"the five newest"). Ties go to the newer memory.
+than common ones; a memory that matches no query word is never returned (selective, not "the
+five newest"). Ties go to the newer memory.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def words(text: str) -> set[str]:
 
 def _header_words(h: MemoryHeader) -> set[str]:
     stem = h.filename.rsplit("/", 1)[-1].removesuffix(".md").replace("_", " ").replace("-", " ")
-    return words(" ".join(filter(None, (h.name, h.description, h.type, stem))))
+    return words(" ".join(filter(None, (h.name, h.description, stem))))
 
 
 class KeywordSelector:

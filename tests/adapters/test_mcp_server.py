@@ -1,0 +1,414 @@
+"""The MCP server in-process (``mcp.Client(server)``): every tool, its errors, resources, prompt."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.server.mcpserver import MCPServer
+
+from memdir import errors
+from memdir.adapters.keyword_select import KeywordSelector
+from memdir.adapters.mcp_server import (
+    build_server,
+    check_loopback,
+    default_selector_factory,
+    describe,
+)
+from memdir.store import MemoryStore
+
+TOOLS = {
+    "memory_recall",
+    "memory_read",
+    "memory_list",
+    "memory_save",
+    "memory_edit",
+    "memory_delete",
+    "memory_rename",
+    "memory_index",
+}
+
+
+def _secret_guard(rel: str, text: str) -> None:
+    if "sk-live-" in text:
+        raise errors.SecretFoundError(["api-key"], path=rel)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> MemoryStore:
+    return MemoryStore(tmp_path / "mem", guards=[_secret_guard])
+
+
+@pytest.fixture
+def server(store: MemoryStore) -> MCPServer:
+    # A fresh Client per test body: anyio task groups cannot span fixture setup and teardown.
+    return build_server(store, selector=KeywordSelector())
+
+
+async def call(client: Client, tool: str, /, **args: Any) -> Any:
+    result = await client.call_tool(tool, args)
+    assert not result.is_error, result.content
+    return result.structured_content
+
+
+async def fail(client: Client, tool: str, /, **args: Any) -> str:
+    result = await client.call_tool(tool, args)
+    assert result.is_error
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert isinstance(text, str)
+    return text
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    base = root.parent
+    return {
+        p.relative_to(base).as_posix(): p.read_bytes()
+        for p in sorted(base.rglob("*"))
+        if p.is_file() and not p.name.startswith(".")
+    }
+
+
+async def seed(client: Client) -> None:
+    await call(
+        client,
+        "memory_save",
+        name="Coffee",
+        description="user takes oat milk",
+        type="user",
+        body="Oat milk, no sugar.",
+    )
+    await call(
+        client,
+        "memory_save",
+        name="Deploy freeze",
+        description="no deploys on Fridays",
+        type="project",
+        body="Release freeze every Friday.",
+        path="work/freeze.md",
+    )
+    await call(
+        client,
+        "memory_save",
+        name="Tests",
+        description="prefer real services in tests",
+        type="feedback",
+        body="Use a real database, not mocks.",
+    )
+
+
+async def test_tool_surface(server: MCPServer) -> None:
+    async with Client(server) as client:
+        listed = await client.list_tools()
+        assert {t.name for t in listed.tools} == TOOLS
+        recall = next(t for t in listed.tools if t.name == "memory_recall")
+        assert recall.input_schema["properties"]["limit"]["maximum"] == 5
+        save = next(t for t in listed.tools if t.name == "memory_save")
+        assert set(save.input_schema["required"]) == {"name", "description", "type", "body"}
+
+
+async def test_save_read_list_index(server: MCPServer, store: MemoryStore) -> None:
+    async with Client(server) as client:
+        await seed(client)
+        read = await call(client, "memory_read", path="coffee.md")
+        assert (read["name"], read["type"], read["body"]) == (
+            "Coffee",
+            "user",
+            "Oat milk, no sugar.\n",
+        )
+        assert read["age"] == "today" and read["freshness_note"] is None
+        assert read["hash"] == store.file_hash("coffee.md")
+        listed = await call(client, "memory_list")
+        assert {m["path"] for m in listed["memories"]} == {
+            "coffee.md",
+            "work/freeze.md",
+            "tests.md",
+        }
+        only = await call(client, "memory_list", type="project")
+        assert [m["path"] for m in only["memories"]] == ["work/freeze.md"]
+        index = await call(client, "memory_index")
+        assert "- [Coffee](coffee.md) — user takes oat milk" in index["content"]
+        assert "(work/freeze.md)" in index["content"] and index["truncated"] is False
+
+
+async def test_save_overwrite_keeps_created_and_replaces_body(
+    server: MCPServer, store: MemoryStore
+) -> None:
+    async with Client(server) as client:
+        await seed(client)
+        memory = store.read("coffee.md")
+        memory.created = "2020-01-02"
+        store.save(memory)
+        text = await fail(
+            client,
+            "memory_save",
+            name="Coffee",
+            description="d",
+            type="user",
+            body="x",
+            path="coffee.md",
+        )
+        assert "already exists" in text
+        out = await call(
+            client,
+            "memory_save",
+            name="Coffee",
+            description="black now",
+            type="user",
+            body="Black coffee.",
+            path="coffee.md",
+            overwrite=True,
+        )
+        assert out == {"path": "coffee.md", "created": False}
+        after = store.read("coffee.md")
+        assert (after.created, after.body, after.description) == (
+            "2020-01-02",
+            "Black coffee.\n",
+            "black now",
+        )
+        assert "black now" in (store.root / "MEMORY.md").read_text()
+
+
+BAD_SAVES: list[tuple[dict[str, Any], str]] = [
+    ({"type": "opinion"}, "invalid input: unknown memory type 'opinion'"),
+    ({"description": "  "}, "invalid input: a memory needs a one-line description"),
+    ({"name": " "}, "invalid input"),
+    ({"path": "../escape.md"}, "unsafe path"),
+    ({"path": "/etc/escape.md"}, "unsafe path"),
+    ({"path": "%2e%2e/escape.md"}, "unsafe path"),
+    ({"path": "notes.txt"}, "unsafe path: memory files end in .md"),
+    ({"path": "MEMORY.md"}, "refused: MEMORY.md is the index"),
+    ({"body": "token sk-live-abc"}, "refused: refusing to write"),
+]
+
+
+@pytest.mark.parametrize(("change", "expected"), BAD_SAVES)
+async def test_bad_save_is_an_error_and_writes_nothing(
+    server: MCPServer, store: MemoryStore, change: dict[str, Any], expected: str
+) -> None:
+    async with Client(server) as client:
+        await seed(client)
+        before = snapshot(store.root)
+        args = {"name": "N", "description": "d", "type": "user", "body": "b"} | change
+        text = await fail(client, "memory_save", **args)
+        assert expected in text
+        assert "sk-live-abc" not in text
+        assert snapshot(store.root) == before
+
+
+TRAVERSALS = ["../x.md", "a/../../x.md", "/etc/passwd", "%2e%2e/x.md", "link/x.md", "a\\..\\x.md"]
+
+
+@pytest.mark.parametrize("path", TRAVERSALS)
+@pytest.mark.parametrize(
+    ("tool", "extra"),
+    [
+        ("memory_read", {}),
+        ("memory_edit", {"old_string": "a", "new_string": "b"}),
+        ("memory_delete", {}),
+        ("memory_rename", {"new_path": "moved.md"}),
+    ],
+)
+async def test_traversal_refused(
+    server: MCPServer,
+    store: MemoryStore,
+    tmp_path: Path,
+    path: str,
+    tool: str,
+    extra: dict[str, Any],
+) -> None:
+    async with Client(server) as client:
+        outside = tmp_path / "outside"
+        outside.mkdir()
+        (outside / "x.md").write_text("a secret outside\n")
+        (tmp_path / "x.md").write_text("a file beside the memory dir\n")
+        await seed(client)
+        os.symlink(outside, store.root / "link")
+        before = snapshot(store.root)
+        args = ({"old_path": path} if tool == "memory_rename" else {"path": path}) | extra
+        assert (await fail(client, tool, **args)).startswith("Error executing tool")
+        assert "unsafe path" in await fail(client, tool, **args)
+        assert snapshot(store.root) == before
+
+
+async def test_read_missing_and_invalid_list_type(server: MCPServer) -> None:
+    async with Client(server) as client:
+        assert "not found: no such memory: nope.md" in await fail(
+            client, "memory_read", path="nope.md"
+        )
+        assert "unknown memory type 'x'" in await fail(client, "memory_list", type="x")
+
+
+async def test_edit(server: MCPServer, store: MemoryStore) -> None:
+    async with Client(server) as client:
+        await call(
+            client,
+            "memory_save",
+            name="Twice",
+            description="d",
+            type="user",
+            body="one cat, two cat\n",
+        )
+        before = store.read_text("twice.md")
+        text = await fail(
+            client, "memory_edit", path="twice.md", old_string="cat", new_string="dog"
+        )
+        assert "edit failed" in text and "occurs 2 times" in text
+        assert store.read_text("twice.md") == before
+        text = await fail(client, "memory_edit", path="twice.md", old_string="bird", new_string="x")
+        assert "was not found" in text
+        await call(
+            client, "memory_edit", path="twice.md", old_string="one cat", new_string="one dog"
+        )
+        assert "one dog, two cat" in store.read_text("twice.md")
+        await call(
+            client,
+            "memory_edit",
+            path="twice.md",
+            old_string="cat",
+            new_string="emu",
+            replace_all=True,
+        )
+        assert "one dog, two emu" in store.read_text("twice.md")
+        text = await fail(
+            client, "memory_edit", path="twice.md", old_string="emu", new_string="sk-live-zzz"
+        )
+        assert "refused" in text and "sk-live-zzz" not in text
+
+
+async def test_delete_and_rename(server: MCPServer, store: MemoryStore) -> None:
+    async with Client(server) as client:
+        await seed(client)
+        index = store.root / "MEMORY.md"
+        assert await call(
+            client, "memory_rename", old_path="coffee.md", new_path="prefs/coffee.md"
+        ) == {"old_path": "coffee.md", "new_path": "prefs/coffee.md"}
+        assert "(prefs/coffee.md)" in index.read_text() and "(coffee.md)" not in index.read_text()
+        before = snapshot(store.root)
+        assert "already exists" in await fail(
+            client, "memory_rename", old_path="tests.md", new_path="prefs/coffee.md"
+        )
+        assert "not found" in await fail(
+            client, "memory_rename", old_path="gone.md", new_path="new.md"
+        )
+        assert "refused" in await fail(client, "memory_delete", path="MEMORY.md")
+        assert snapshot(store.root) == before
+        assert await call(client, "memory_delete", path="tests.md") == {"path": "tests.md"}
+        assert not (store.root / "tests.md").exists() and "tests.md" not in index.read_text()
+        assert "not found" in await fail(client, "memory_delete", path="tests.md")
+
+
+async def test_index_truncation_warning(server: MCPServer, store: MemoryStore) -> None:
+    async with Client(server) as client:
+        store.root.mkdir(parents=True, exist_ok=True)
+        lines = [f"- [m{i}](m{i}.md) — note {i}" for i in range(250)]
+        (store.root / "MEMORY.md").write_text("\n".join(lines) + "\n")
+        index = await call(client, "memory_index")
+        assert index["truncated"] is True and index["line_count"] == 250
+        assert "WARNING: MEMORY.md is 250 lines (limit: 200)" in index["content"]
+        assert "m199.md" in index["content"] and "m200.md" not in index["content"]
+
+
+async def test_recall_picks_relevant_with_age(server: MCPServer, store: MemoryStore) -> None:
+    async with Client(server) as client:
+        await seed(client)
+        old = time.time() - 10 * 86_400
+        os.utime(store.path_of("work/freeze.md"), (old, old))
+        out = await call(client, "memory_recall", query="can we deploy on friday?")
+        assert [m["path"] for m in out["memories"]] == ["work/freeze.md"]
+        hit = out["memories"][0]
+        assert hit["body"] == "Release freeze every Friday.\n" and hit["age"] == "10 days ago"
+        assert "10 days old" in hit["freshness_note"]
+        out = await call(client, "memory_recall", query="zebra migration patterns")
+        assert out["memories"] == []
+        assert "less than or equal to 5" in await fail(client, "memory_recall", query="x", limit=6)
+        assert "query must not be empty" in await fail(client, "memory_recall", query="  ")
+
+
+async def test_recall_limit(server: MCPServer) -> None:
+    async with Client(server) as client:
+        for i in range(7):
+            await call(
+                client,
+                "memory_save",
+                name=f"Milk {i}",
+                description="milk preference",
+                type="user",
+                body=f"milk {i}",
+            )
+        out = await call(client, "memory_recall", query="milk", limit=3)
+        assert len(out["memories"]) == 3
+
+
+async def test_resources_and_prompt_follow_writes(server: MCPServer) -> None:
+    async with Client(server) as client:
+        uris = {str(r.uri) for r in (await client.list_resources()).resources}
+        assert uris == {"memdir://index", "memdir://instructions"}
+        empty = await client.read_resource("memdir://index")
+        assert empty.contents[0].text == ""  # type: ignore[union-attr]
+        await seed(client)
+        index = await client.read_resource("memdir://index")
+        assert "(coffee.md)" in index.contents[0].text  # type: ignore[union-attr]
+        instructions = await client.read_resource("memdir://instructions")
+        assert "memory_recall" in instructions.contents[0].text  # type: ignore[union-attr]
+        prompt = await client.get_prompt("memory")
+        text = prompt.messages[0].content.text  # type: ignore[union-attr]
+        assert "memory_save" in text and "(work/freeze.md)" in text
+
+
+@pytest.mark.parametrize(
+    ("exc", "label"),
+    [
+        (errors.UnsafePathError("p"), "unsafe path: p"),
+        (errors.PathTraversalError("p"), "unsafe path: p"),
+        (errors.MemoryNotFoundError("p"), "not found: p"),
+        (errors.MemoryExistsError("p"), "already exists: p"),
+        (errors.FrontmatterError("p"), "invalid input: p"),
+        (errors.EditError("p"), "edit failed: p"),
+        (errors.ConflictError("p"), "conflict: p"),
+        (errors.LockHeldError("p"), "busy: p"),
+        (errors.ToolDenied("p"), "refused: p"),
+        (errors.UnreadableFileError("p"), "unreadable: p"),
+        (errors.ProviderError("p"), "error: p"),
+    ],
+)
+def test_error_labels(exc: errors.MemdirError, label: str) -> None:
+    assert describe(exc) == label
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "::1", "localhost", "127.0.0.2"])
+def test_loopback_hosts_allowed(host: str) -> None:
+    assert check_loopback(host) == host
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "192.168.1.5", "example.com", "::"])
+def test_non_loopback_hosts_refused(host: str) -> None:
+    with pytest.raises(errors.ConfigError, match="loopback"):
+        check_loopback(host)
+
+
+async def test_default_recall_uses_the_offline_local_selector(
+    store: MemoryStore, tmp_path: Path
+) -> None:
+    server = build_server(store, cache_dir=tmp_path / "cache")
+    async with Client(server) as client:
+        await seed(client)
+        out = await call(client, "memory_recall", query="can we ship a release this friday?")
+        assert [m["path"] for m in out["memories"]][:1] == ["work/freeze.md"]
+    assert any((tmp_path / "cache").iterdir())  # the derived search index lives outside
+
+
+@pytest.mark.parametrize("cache", [True, False])
+def test_selector_factory_falls_back_to_keywords(
+    store: MemoryStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache: bool
+) -> None:
+    from memdir.recall.local import LocalSelector
+
+    factory = default_selector_factory(store, tmp_path / "cache" if cache else None)
+    assert isinstance(factory(), LocalSelector if cache else KeywordSelector)
+    monkeypatch.setitem(sys.modules, "memdir.recall.local", None)  # the extra is missing
+    assert isinstance(factory(), KeywordSelector)
