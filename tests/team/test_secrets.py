@@ -34,7 +34,7 @@ def test_every_reference_rule_is_implemented_once() -> None:
     assert len(RULES) == 36
     assert len(RULES_BY_ID) == 36
     assert set(SPECS) == set(RULES_BY_ID)
-    assert all(rule.label and rule.keywords for rule in RULES)
+    assert all(rule.label and all(kw == kw.lower() for kw in rule.keywords) for rule in RULES)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -149,3 +149,50 @@ def test_mixed_documents_report_exactly_their_rules(picked: list[str], seed: int
         text += f"{i}: {SPECS[rule_id].token(rng)}\n"  # private keys span several lines
     assert [(f.rule_id, f.line) for f in scan(text)] == expected
     assert scan(redact(text)) == []
+
+
+_NOISE = [
+    "hf_",
+    "npm_",
+    "sk_live_",
+    "rk_test_",
+    "T3BlbkFJ",
+    "eyJrIjoi",
+    "glc_",
+    "xapp-1-",
+    " ",
+    "\n",
+]
+
+
+def _full_scan(data: bytes) -> list[tuple[int, str]]:
+    """Every rule's regex over the whole text: what probing must agree with."""
+    return sorted((m.start() - r.back, r.id) for r in RULES for m in r.regex.finditer(data))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.one_of(st.sampled_from(RULE_IDS), st.sampled_from(_NOISE)), max_size=12),
+    st.integers(0, 2**32),
+)
+def test_keyword_probing_agrees_with_a_full_regex_scan(parts: list[str], seed: int) -> None:
+    rng = random.Random(seed)
+    text = "".join(SPECS[p].token(rng) + " " if p in SPECS else p for p in parts)
+    data = text.encode()
+    assert [(start, rule.id) for start, _, rule in secrets._spans(data)] == _full_scan(data)
+
+
+@pytest.mark.parametrize("rule_id", ["huggingface-access-token", "stripe-access-token"])
+def test_many_keyword_hits_fall_back_to_a_full_pass(rule_id: str) -> None:
+    rng = random.Random(1)
+    noise = {"huggingface-access-token": "hf_ ", "stripe-access-token": "sk_live_x "}[rule_id]
+    text = noise * 400 + SPECS[rule_id].token(rng) + " " + noise * 10
+    assert [f.rule_id for f in scan(text)] == [rule_id]
+
+
+def test_non_ascii_text_keeps_line_numbers_and_redacts_cleanly() -> None:
+    rng = random.Random(2)
+    token = SPECS["npm-access-token"].token(rng)
+    text = f"İstanbul ünïcödé 🎉\nſecond line: {token}\n\udcff lone surrogate"
+    assert [(f.rule_id, f.line) for f in scan(text)] == [("npm-access-token", 2)]
+    assert redact(text) == text.replace(token, REDACTED)

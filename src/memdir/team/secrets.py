@@ -13,9 +13,14 @@ The 36 rules are the well-known public token formats of gitleaks' default config
   boundary before the token is a fixed-width look-behind placed right after the prefix instead.
 * The trailing gitleaks boundary (quote, backtick, whitespace, ``;``, a literal ``\\n``/``\\r``
   or end of text) is a look-ahead, so two tokens separated by one space are both found.
-* Before a rule's regex runs, a cheap keyword check (lower-cased substring search, as gitleaks
-  does) skips rules whose prefix cannot occur; clean text costs one ``lower()`` and a few dozen
-  substring searches. ``benchmarks/secrets_bench.py`` measures it.
+* Matching runs on UTF-8 bytes: ``bytes.lower()`` is ASCII-only, so keyword positions in the
+  lower-cased copy line up with the original, and files are scanned without decoding.
+* Prefilter: a rule with ``keywords`` runs its regex only at (or in a window around) the
+  places where one of its lower-case keywords occurs -- gitleaks' keyword check, used for
+  positions too. Rules whose regex starts with a case-sensitive literal get no keywords: ``re``
+  already skips to that literal as fast as a substring search would (measured by
+  ``benchmarks/secrets_bench.py``; probing pays off for case-insensitive and character-class
+  prefixes, up to 15x).
 
 Sensitive prefixes are assembled at run time so this file does not look like a key to other
 scanners, and so the scanner passes over its own source.
@@ -39,13 +44,17 @@ _WORD = "[0-9A-Za-z_]"
 
 @dataclass(frozen=True, slots=True)
 class Rule:
-    """One credential format. ``keywords`` are lower-case; one must occur for the regex to run."""
+    """One credential format. With ``keywords`` (lower-case), the regex runs only where one
+    occurs; without, the regex scans the whole text."""
 
     id: str
     label: str
-    keywords: tuple[str, ...]
-    regex: re.Pattern[str]
-    back: int = 0  # the token starts this many chars before the match (look-behind anchored)
+    keywords: tuple[bytes, ...]
+    regex: re.Pattern[bytes]
+    back: int = 0  # the token starts this many chars before the regex match (look-behind)
+    # None: every match starts exactly at a keyword occurrence (try the regex only there).
+    # (before, after): a match lies within [k - before, k + after] of a keyword occurrence k.
+    reach: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,8 +79,10 @@ def _rule(
     flags: int = 0,
     *,
     back: int = 0,
+    reach: tuple[int, int] | None = None,
 ) -> Rule:
-    return Rule(rule_id, label, tuple(keywords), re.compile(pattern, flags | re.ASCII), back)
+    regex = re.compile(pattern.encode("ascii"), flags)
+    return Rule(rule_id, label, tuple(k.encode("ascii") for k in keywords), regex, back, reach)
 
 
 _ANT = "sk-" + "ant-"
@@ -86,17 +97,17 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "aws-access-token",
         "AWS access key",
-        ("a3t", "akia", "asia", "abia", "acca"),
+        (),
         _lead("A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA", 4) + f"[A-Z2-7]{{16}}(?!{_WORD})",
     ),
-    _rule("gcp-api-key", "GCP API key", ("aiza",), _lead("AIza", 4) + "[A-Za-z0-9_-]{35}" + _END),
+    _rule("gcp-api-key", "GCP API key", (), _lead("AIza", 4) + "[A-Za-z0-9_-]{35}" + _END),
     _rule(
         "azure-ad-client-secret",
         "Azure AD client secret",
-        ("q~",),
-        # Anchored on the literal 'Q~' for speed; the 4 chars before it (and the delimiter or
-        # start of text before those) are checked by look-behinds.
-        r"(?<=[0-9A-Za-z_~.]{3}[0-9])Q~(?<![^\\'\"`\s>=:(,)][0-9A-Za-z_~.]{3}[0-9]Q~)"
+        (),
+        # Starts at the literal 'Q~'; the 4 chars before it (and the delimiter or start of
+        # text before those) are checked by look-behinds.
+        r"Q~(?<=[0-9A-Za-z_~.]{3}[0-9]Q~)(?<![^\\'\"`\s>=:(,)][0-9A-Za-z_~.]{3}[0-9]Q~)"
         r"[0-9A-Za-z_~.-]{31,34}(?=[\\'\"`\s<),]|\Z)",
         back=4,
     ),
@@ -132,6 +143,8 @@ RULES: tuple[Rule, ...] = (
         f"(?:proj|svcacct|admin)-(?:[A-Za-z0-9_-]{{74}}|[A-Za-z0-9_-]{{58}}){_OAI_MARK}"
         f"(?:[A-Za-z0-9_-]{{74}}|[A-Za-z0-9_-]{{58}})\\b"
         f"|[A-Za-z0-9]{{20}}{_OAI_MARK}[A-Za-z0-9]{{20}})" + _END,
+        # The marker sits 23..85 chars into the token; the token ends <= 82 chars after it.
+        reach=(85, 82 + 3),
     ),
     _rule(
         "huggingface-access-token",
@@ -140,28 +153,28 @@ RULES: tuple[Rule, ...] = (
         _lead("hf_", 3) + "[a-z]{34}" + _END,
         re.IGNORECASE,
     ),
-    _rule("github-pat", "GitHub personal access token", ("ghp_",), "ghp_[0-9a-zA-Z]{36}"),
+    _rule("github-pat", "GitHub personal access token", (), "ghp_[0-9a-zA-Z]{36}"),
     _rule(
         "github-fine-grained-pat",
         "GitHub fine-grained personal access token",
         ("github_pat_",),
         "github_pat_[0-9A-Za-z_]{82}",
     ),
-    _rule("github-app-token", "GitHub app token", ("ghu_", "ghs_"), "gh[us]_[0-9a-zA-Z]{36}"),
-    _rule("github-oauth", "GitHub OAuth access token", ("gho_",), "gho_[0-9a-zA-Z]{36}"),
-    _rule("github-refresh-token", "GitHub refresh token", ("ghr_",), "ghr_[0-9a-zA-Z]{36}"),
-    _rule("gitlab-pat", "GitLab personal access token", ("glpat-",), "glpat-[0-9A-Za-z_-]{20}"),
-    _rule("gitlab-deploy-token", "GitLab deploy token", ("gldt-",), "gldt-[0-9a-zA-Z_-]{20}"),
+    _rule("github-app-token", "GitHub app token", (), "gh[us]_[0-9a-zA-Z]{36}"),
+    _rule("github-oauth", "GitHub OAuth access token", (), "gho_[0-9a-zA-Z]{36}"),
+    _rule("github-refresh-token", "GitHub refresh token", (), "ghr_[0-9a-zA-Z]{36}"),
+    _rule("gitlab-pat", "GitLab personal access token", (), "glpat-[0-9A-Za-z_-]{20}"),
+    _rule("gitlab-deploy-token", "GitLab deploy token", (), "gldt-[0-9a-zA-Z_-]{20}"),
     _rule(
         "slack-bot-token",
         "Slack bot token",
-        ("xoxb",),
+        (),
         f"xoxb-{_SLACK_NUM}-{_SLACK_NUM}[a-zA-Z0-9-]*",
     ),
     _rule(
         "slack-user-token",
         "Slack user token",
-        ("xoxp-", "xoxe-"),
+        (),
         f"xox[pe](?:-{_SLACK_NUM}){{3}}-[a-zA-Z0-9-]{{28,34}}",
     ),
     _rule(
@@ -171,11 +184,11 @@ RULES: tuple[Rule, ...] = (
         r"xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+",
         re.IGNORECASE,
     ),
-    _rule("twilio-api-key", "Twilio API key", ("sk",), "SK[0-9a-fA-F]{32}"),
+    _rule("twilio-api-key", "Twilio API key", (), "SK[0-9a-fA-F]{32}"),
     _rule(
         "sendgrid-api-token",
         "SendGrid API token",
-        ("sg.",),
+        (),
         _lead(r"SG\.", 3) + "[a-zA-Z0-9=_.-]{66}" + _END,
     ),
     _rule(
@@ -200,8 +213,8 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "hashicorp-tf-api-token",
         "HashiCorp Terraform API token",
-        ("atlasv1",),
-        r"(?<=[a-zA-Z0-9]{14})\.atlasv1\.[a-zA-Z0-9_=-]{60,70}",
+        (".atlasv1.",),
+        r"\.atlasv1\.(?<=[a-zA-Z0-9]{14}\.atlasv1\.)[a-zA-Z0-9_=-]{60,70}",
         back=14,
     ),
     _rule(
@@ -213,7 +226,7 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "postman-api-token",
         "Postman API token",
-        ("pmak-",),
+        (),
         _lead("PMAK-", 5) + "[a-fA-F0-9]{24}-[a-fA-F0-9]{34}" + _END,
     ),
     _rule(
@@ -254,15 +267,16 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "stripe-access-token",
         "Stripe access token",
-        tuple(f"{a}_{b}_" for a in ("sk", "rk") for b in ("test", "live", "prod")),
+        ("k_test_", "k_live_", "k_prod_"),  # 'sk'/'rk' before it: 1 byte of reach back
         _lead("[sr]k_(?:test|live|prod)_", 8) + "[a-zA-Z0-9]{10,99}" + _END,
+        reach=(1, 7 + 99 + 3),
     ),
     _rule("shopify-access-token", "Shopify access token", ("shpat_",), "shpat_[a-fA-F0-9]{32}"),
     _rule("shopify-shared-secret", "Shopify shared secret", ("shpss_",), "shpss_[a-fA-F0-9]{32}"),
     _rule(
         "private-key",
         "Private key",
-        ("-----begin",),
+        (),
         r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----[\s\S]{64,}?KEY(?: BLOCK)?-----",
         re.IGNORECASE,
     ),
@@ -271,28 +285,78 @@ RULES: tuple[Rule, ...] = (
 RULES_BY_ID: dict[str, Rule] = {rule.id: rule for rule in RULES}
 
 
-def _candidates(text: str) -> Iterator[Rule]:
-    """Rules whose keyword occurs in ``text`` (the prefilter)."""
-    lowered = text.lower()
-    for rule in RULES:
-        if any(kw in lowered for kw in rule.keywords):
-            yield rule
+# Above this many keyword occurrences one full regex pass is cheaper than probing each one.
+_MAX_PROBES = 256
 
 
-def _spans(text: str) -> Iterator[tuple[Rule, int, int]]:
-    for rule in _candidates(text):
-        for match in rule.regex.finditer(text):
-            yield rule, match.start() - rule.back, match.end()
+def _occurrences(lowered: bytes, keywords: tuple[bytes, ...]) -> list[int] | None:
+    """Sorted keyword positions; None means "scan everything" (no keywords, or too many)."""
+    if not keywords:
+        return None
+    found: list[int] = []
+    for kw in keywords:
+        at = lowered.find(kw)
+        while at != -1:
+            found.append(at)
+            if len(found) > _MAX_PROBES:
+                return None
+            at = lowered.find(kw, at + 1)
+    return sorted(found)
 
 
-def scan(text: str) -> list[Finding]:
-    """Every credential in ``text``, in order of position; at most one per rule and line."""
-    hits = sorted(((start, rule) for rule, start, _ in _spans(text)), key=lambda h: h[0])
+def _windows(positions: list[int], before: int, after: int) -> Iterator[tuple[int, int]]:
+    """Merged ``[k - before, k + after]`` windows around keyword positions."""
+    lo = hi = -1
+    for k in positions:
+        start, end = max(0, k - before), k + after
+        if start > hi:
+            if hi >= 0:
+                yield lo, hi
+            lo = start
+        hi = max(hi, end)
+    if hi >= 0:
+        yield lo, hi
+
+
+def _rule_matches(rule: Rule, data: bytes, lowered: bytes) -> Iterator[re.Match[bytes]]:
+    positions = _occurrences(lowered, rule.keywords)
+    if positions is None:
+        yield from rule.regex.finditer(data)
+    elif rule.reach is None:
+        for k in positions:
+            if match := rule.regex.match(data, k):
+                yield match
+    else:
+        # Look-behinds still see bytes before ``lo``; ``hi`` lies past any possible token end
+        # plus the boundary look-ahead, so ``\Z`` cannot fire early at a window edge.
+        for lo, hi in _windows(positions, *rule.reach):
+            yield from rule.regex.finditer(data, lo, hi)
+
+
+def _spans(data: bytes) -> list[tuple[int, int, Rule]]:
+    """(start, end, rule) of every token, sorted by position."""
+    lowered = data.lower()
+    spans = [
+        (match.start() - rule.back, match.end(), rule)
+        for rule in RULES
+        for match in _rule_matches(rule, data, lowered)
+    ]
+    spans.sort(key=lambda s: (s[0], s[1]))
+    return spans
+
+
+def _encode(text: str) -> bytes:
+    # surrogatepass: a lone surrogate (possible in str) must not make scanning fail.
+    return text.encode("utf-8", "surrogatepass")
+
+
+def scan_bytes(data: bytes) -> list[Finding]:
+    """Every credential in UTF-8 ``data``, in order of position; at most one per rule and line."""
     findings: list[Finding] = []
     seen: set[tuple[str, int]] = set()
     line, pos = 1, 0
-    for start, rule in hits:
-        line += text.count("\n", pos, start)
+    for start, _, rule in _spans(data):
+        line += data.count(b"\n", pos, start)
         pos = start
         if (rule.id, line) not in seen:
             seen.add((rule.id, line))
@@ -300,8 +364,13 @@ def scan(text: str) -> list[Finding]:
     return findings
 
 
+def scan(text: str) -> list[Finding]:
+    """Every credential in ``text``, in order of position; at most one per rule and line."""
+    return scan_bytes(_encode(text))
+
+
 def scan_file(path: Path | str) -> list[Finding]:
-    """:func:`scan` a file read as UTF-8 (undecodable bytes replaced, so binary files work)."""
+    """:func:`scan` a file's bytes (any encoding that keeps ASCII as ASCII, binary included)."""
     p = Path(path)
     try:
         data = p.read_bytes()
@@ -309,7 +378,7 @@ def scan_file(path: Path | str) -> list[Finding]:
         raise MemoryNotFoundError(f"no such file: {p}") from None
     except OSError as exc:
         raise MemdirError(f"cannot read {p}: {exc.strerror}") from None
-    return scan(data.decode("utf-8", errors="replace"))
+    return scan_bytes(data)
 
 
 def labels(findings: Iterable[Finding]) -> list[str]:
@@ -319,20 +388,22 @@ def labels(findings: Iterable[Finding]) -> list[str]:
 
 def redact(text: str) -> str:
     """``text`` with every credential replaced by ``[REDACTED]``; everything else unchanged."""
-    spans = sorted((start, end) for _, start, end in _spans(text))
+    data = _encode(text)
+    spans = _spans(data)
     if not spans:
         return text
-    out: list[str] = []
+    out: list[bytes] = []
     pos = 0
-    for start, end in spans:
+    for start, end, _ in spans:
         if end <= pos:
             continue  # inside a span already redacted (overlapping rules)
         if start >= pos:
-            out.append(text[pos:start])
-            out.append(REDACTED)
+            out.append(data[pos:start])
+            out.append(REDACTED.encode())
         pos = end
-    out.append(text[pos:])
-    return "".join(out)
+    out.append(data[pos:])
+    # Tokens are ASCII, so every cut falls between whole UTF-8 characters.
+    return b"".join(out).decode("utf-8", "surrogatepass")
 
 
 __all__ = [
@@ -344,5 +415,6 @@ __all__ = [
     "labels",
     "redact",
     "scan",
+    "scan_bytes",
     "scan_file",
 ]
