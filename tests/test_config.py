@@ -49,6 +49,11 @@ class World:
         return path
 
     def load(self, *, claude: bool = False, dir_flag: Path | None = None, **env: str) -> Settings:
+        return self.load_env(env, claude=claude, dir_flag=dir_flag)
+
+    def load_env(
+        self, env: dict[str, str], *, claude: bool = False, dir_flag: Path | None = None
+    ) -> Settings:
         return load_settings(
             {**self.env, **env},
             cwd=self.project,
@@ -196,7 +201,7 @@ def test_claude_mode_reads_memdir_keys_from_namespace(world: World) -> None:
 def test_enable_chain(
     world: World, env: dict[str, str], claude: bool, enabled: bool, source: str
 ) -> None:
-    s = world.load(claude=claude, **env)
+    s = world.load_env(env, claude=claude)
     assert (s.auto_memory_enabled, s.sources["auto_memory_enabled"]) == (enabled, source)
 
 

@@ -252,9 +252,17 @@ def test_resolve_paths_claude_layout_and_worktree_sharing(tmp_path: Path, repo: 
     wt = tmp_path / "wt"
     _git("worktree", "add", "-q", str(wt), "-b", "f2", cwd=repo)
     env = {"HOME": str(home), "MEMDIR_HOME": str(tmp_path / "md")}
-    kwargs = {"flag_settings": None, "claude_mode": True, "memory_dir_flag": None}
-    s_main = load_settings(env, cwd=repo, policy_dir=home / "x", **kwargs)  # type: ignore[arg-type]
-    s_wt = load_settings(env, cwd=wt, policy_dir=home / "x", **kwargs)  # type: ignore[arg-type]
+    s_main, s_wt = (
+        load_settings(
+            env,
+            cwd=cwd,
+            flag_settings=None,
+            claude_mode=True,
+            memory_dir_flag=None,
+            policy_dir=home / "x",
+        )
+        for cwd in (repo, wt)
+    )
     p_main, p_wt = resolve_paths(s_main, cwd=repo), resolve_paths(s_wt, cwd=wt)
     slug = sanitize_path(str(repo.resolve()))
     assert p_main.memory_dir == p_wt.memory_dir == home / ".claude/projects" / slug / "memory"
