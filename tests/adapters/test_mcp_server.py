@@ -344,7 +344,7 @@ async def test_recall_limit(server: MCPServer) -> None:
         assert len(out["memories"]) == 3
 
 
-async def test_resources_and_prompt_follow_writes(server: MCPServer) -> None:
+async def test_resources_and_prompt_follow_writes(server: MCPServer, store: MemoryStore) -> None:
     async with Client(server) as client:
         uris = {str(r.uri) for r in (await client.list_resources()).resources}
         assert uris == {"memdir://index", "memdir://instructions"}
@@ -354,7 +354,9 @@ async def test_resources_and_prompt_follow_writes(server: MCPServer) -> None:
         index = await client.read_resource("memdir://index")
         assert "(coffee.md)" in index.contents[0].text  # type: ignore[union-attr]
         instructions = await client.read_resource("memdir://instructions")
-        assert "memory_recall" in instructions.contents[0].text  # type: ignore[union-attr]
+        mechanics = instructions.contents[0].text  # type: ignore[union-attr]
+        assert "memory_recall" in mechanics and "<name>feedback</name>" in mechanics
+        assert str(store.root) in mechanics
         prompt = await client.get_prompt("memory")
         text = prompt.messages[0].content.text  # type: ignore[union-attr]
         assert "memory_save" in text and "(work/freeze.md)" in text

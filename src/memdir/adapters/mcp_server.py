@@ -16,7 +16,6 @@ Invariants:
 from __future__ import annotations
 
 import functools
-import importlib
 import inspect
 import ipaddress
 from collections.abc import Awaitable, Callable
@@ -40,6 +39,7 @@ from memdir.errors import (
     UnreadableFileError,
     UnsafePathError,
 )
+from memdir.prompts import build_memory_prompt
 from memdir.recall.base import MAX_SELECTED, Selector
 from memdir.store import MemoryStore
 
@@ -125,17 +125,20 @@ Memories are point-in-time notes: verify an old memory against the current state
 relying on it."""
 
 
+TOOL_NOTES = """\
+## Using the memory through MCP tools
+
+Where you cannot write files directly, the memory_* tools do the same work safely: memory_save
+(name, one-line description, type, body), memory_edit (exact-string replacement), memory_rename,
+memory_delete. They check paths, write atomically and keep MEMORY.md in step, so never edit
+MEMORY.md yourself. memory_recall finds the few memories relevant to a request; memory_index
+shows the whole index; memory_read returns one memory with its age."""
+
+
 def instructions_text(store: MemoryStore) -> str:
-    """The memory mechanics prompt: memdir.prompts' builder when present, else the default."""
-    try:  # looked up at run time: the prompts package is optional to this adapter
-        build = importlib.import_module("memdir.prompts").build_memory_prompt
-    except (ImportError, AttributeError):
-        return DEFAULT_INSTRUCTIONS
-    try:
-        text = build(store.root)
-    except (TypeError, MemdirError):  # an incompatible or failing builder must not kill serving
-        return DEFAULT_INSTRUCTIONS
-    return text if isinstance(text, str) and text.strip() else DEFAULT_INSTRUCTIONS
+    """The memory mechanics prompt (shared with other memdir entry points) plus the tool notes."""
+    mechanics = build_memory_prompt(store.root, skip_index=True)
+    return f"{mechanics.rstrip()}\n\n{TOOL_NOTES}\n"
 
 
 def default_selector_factory(store: MemoryStore, cache_dir: Path | None) -> SelectorFactory:
