@@ -69,6 +69,26 @@ async def test_push_then_pull_round_trips_and_second_pull_is_304(
         assert bob.stats.bytes_received == received  # a 304 carries no body
 
 
+async def test_pull_after_push_still_fetches_what_others_wrote(
+    remote: Remote, tmp_path: Path
+) -> None:
+    """Regression: a push must not make the next pull a 304 when we never saw others' entries."""
+    async with (
+        make_client(remote, tmp_path, "a") as alice,
+        make_client(remote, tmp_path, "b") as bob,
+    ):
+        write_files(alice.team_dir, {"a.md": "A"})
+        await alice.push()
+        write_files(bob.team_dir, {"b.md": "B"})
+        await bob.push()
+        assert (await bob.pull()).written == ["a.md"]
+        assert (await alice.pull()).written == ["b.md"]
+        write_files(alice.team_dir, {"c.md": "C"})
+        await alice.push()  # alice was fully up to date, so she still is
+        assert (await alice.pull()).status == "not_modified"
+        assert (await bob.pull()).written == ["c.md"]
+
+
 async def test_pull_leaves_identical_files_alone(remote: Remote, tmp_path: Path) -> None:
     async with (
         make_client(remote, tmp_path, "a") as alice,

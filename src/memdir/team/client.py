@@ -121,13 +121,13 @@ class TeamSyncClient:
     async def pull(self) -> PullResult:
         """Fetch the repository and write every entry that differs locally."""
         headers = {}
-        if self.state.last_checksum:
-            headers["If-None-Match"] = wire.quote_etag(self.state.last_checksum)
+        if self.state.pulled_checksum:
+            headers["If-None-Match"] = wire.quote_etag(self.state.pulled_checksum)
         response = await self._request("GET", headers=headers)
         if response.status_code == 304:
             return PullResult(status="not_modified")
         if response.status_code == 404:
-            self.state.last_checksum = None
+            self.state.last_checksum = self.state.pulled_checksum = None
             self.state.server_checksums = {}
             self.state.save(self.state_path)
             return PullResult(status="empty")
@@ -138,7 +138,7 @@ class TeamSyncClient:
         for key in sorted(entries):
             self._write_entry(key, entries[key], result)
         self.state.server_checksums = _server_checksums(document)
-        self.state.last_checksum = document["checksum"]
+        self.state.last_checksum = self.state.pulled_checksum = document["checksum"]
         self.state.save(self.state_path)
         return result
 
@@ -207,8 +207,9 @@ class TeamSyncClient:
         """Send ``delta`` batch by batch; ``False`` on a 412 (caller re-diffs and retries)."""
         for batch in wire.batch_entries(delta):
             headers = {"Content-Type": "application/json"}
-            if self.state.last_checksum:
-                headers["If-Match"] = wire.quote_etag(self.state.last_checksum)
+            expected = self.state.last_checksum
+            if expected:
+                headers["If-Match"] = wire.quote_etag(expected)
             response = await self._request("PUT", headers=headers, content=wire.encode_put(batch))
             if response.status_code == 412:
                 return False
@@ -220,6 +221,10 @@ class TeamSyncClient:
                 self.state.server_checksums[key] = wire.checksum(text)
             if isinstance(document, dict) and isinstance(document.get("checksum"), str):
                 self.state.last_checksum = document["checksum"]
+                if expected is not None and expected == self.state.pulled_checksum:
+                    # The server was exactly what we had pulled, plus this batch, which we
+                    # hold locally: we are still fully up to date.
+                    self.state.pulled_checksum = document["checksum"]
             self.state.save(self.state_path)
             result.uploaded.extend(sorted(batch))
             result.batches += 1

@@ -27,6 +27,13 @@ from memdir.team.keys import sanitize_key
 
 @dataclass
 class SyncState:
+    """``pulled_checksum``: the server state whose every entry we have seen (for If-None-Match).
+    ``last_checksum``: the latest server checksum we know of (for If-Match); it can run ahead of
+    ``pulled_checksum`` after a hashes probe or a blind first write, and then the next pull must
+    fetch content rather than accept a 304.
+    """
+
+    pulled_checksum: str | None = None
     last_checksum: str | None = None
     server_checksums: dict[str, str] = field(default_factory=dict)
     server_max_entries: int | None = None
@@ -42,7 +49,9 @@ class SyncState:
         checksums = data.get("serverChecksums")
         max_entries = data.get("serverMaxEntries")
         last = data.get("lastChecksum")
+        pulled = data.get("pulledChecksum")
         return cls(
+            pulled_checksum=pulled if isinstance(pulled, str) else None,
             last_checksum=last if isinstance(last, str) else None,
             server_checksums=(
                 {k: v for k, v in checksums.items() if isinstance(v, str)}
@@ -54,6 +63,7 @@ class SyncState:
 
     def save(self, path: Path) -> None:
         payload = {
+            "pulledChecksum": self.pulled_checksum,
             "lastChecksum": self.last_checksum,
             "serverChecksums": self.server_checksums,
             "serverMaxEntries": self.server_max_entries,
