@@ -60,7 +60,11 @@ class ExtractionResult:
 
     @property
     def notice(self) -> str:
-        return saved_notice(len(self.written) - self.team_count, self.team_count)
+        saved = saved_notice(len(self.written) - self.team_count, self.team_count)
+        if not self.removed:
+            return saved
+        forgot = f"{len(self.removed)} {'memory' if len(self.removed) == 1 else 'memories'}"
+        return f"{saved}; forgot {forgot}" if saved else f"Forgot {forgot}"
 
 
 def saved_notice(private: int, team: int, *, verb: str = "Saved") -> str:

@@ -1,0 +1,290 @@
+"""Rule-based recognition of explicit memory statements in user messages (the offline default).
+
+Invariant: :func:`classify` is a pure function of one sentence and today's date; it returns a
+:class:`Candidate` only for a sentence that *explicitly* asks to remember or forget something,
+states a standing instruction, corrects the agent, says who the user is, or says where something
+is tracked — and ``None`` otherwise. Precision is preferred over recall: a missed memory can be
+saved later by asking, a wrong one pollutes every future prompt.
+
+Honest limits (what only the LLM extractor can do):
+
+* It sees one sentence at a time, in English; it cannot resolve "that" or "it" to what was said
+  earlier, so vague statements ("don't do that again") are dropped rather than guessed at.
+* It cannot tell a standing rule from a one-off instruction except by cue words ("from now on",
+  "always", "never") and a list of one-off markers ("for now", "this time", "yet", ...);
+  "never push to main" is saved, "stop the server" is not, "stop adding comments" is.
+* Types are inferred from surface cues (URLs and trackers → reference, "I'm a…" → user,
+  imperatives → feedback, other facts → project) and can be wrong.
+* The Why/How-to-apply lines are the user's own "because…" clause when there is one, otherwise a
+  plain note that the user said it; rules cannot infer motivation.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from memdir.model import MemoryType
+
+Kind = Literal["save", "forget"]
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    kind: Kind
+    type: MemoryType | None  # None for "forget"
+    statement: str  # what to save (third person for user facts), or what to forget
+    why: str | None
+    rule: str  # which rule fired, for debugging and tests
+    source: str  # the sentence as written
+
+
+_F = re.IGNORECASE
+_FILLER = re.compile(
+    r"^(?:(?:ok(?:ay)?|so|also|and|but|btw|by the way|hey|hi|oh|well|one more thing|one thing|"
+    r"important|note to self)[,:;!\s-]+)+",
+    _F,
+)
+_REQUEST = r"(?:(?:please|pls|can you|could you|would you|will you|i want you to|i'd like you to|" \
+    r"i would like you to|you should|make sure to|be sure to)\s+)*"  # fmt: skip
+_REMEMBER = re.compile(
+    rf"^{_REQUEST}(?:remember|memori[sz]e|keep in mind|make a note|take note|don't forget|"
+    r"do not forget|never forget|save (?:a|this as a|this to) memory)\b(?:\s+(?:that|this|of)\b)?"
+    r"[\s:,-]*(?P<x>.+)$",
+    _F,
+)
+_RECALL_QUESTION = re.compile(
+    r"^(?:do|did|can|could|would|will)\s+you\s+(?:still\s+)?(?:remember|recall)\s+"
+    r"(?:what|how|where|why|which|who|when|if|whether)\b|^(?:do|did)\s+you\s+remember\b|"
+    r"^remember\s+(?:when|what|how|where|why|which|who|if|whether)\b",
+    _F,
+)
+_FORGET = re.compile(
+    rf"^{_REQUEST}(?:forget|stop remembering|(?:delete|remove|drop) (?:the |your |that )?memor"
+    r"(?:y|ies) (?:about|of|that|saying))\s+(?:about\s+|that\s+|the fact that\s+|"
+    r"what i said about\s+|everything about\s+)?(?P<x>.+)$",
+    _F,
+)
+_FROM_NOW = re.compile(
+    r"^(?:from now on|going forward|moving forward|in (?:the )?future|henceforth|"
+    r"from here on(?: out)?)[,:]?\s+(?P<x>.+)$|^(?P<y>.+?),?\s+(?:from now on|going forward)[.!]?$",
+    _F,
+)
+_CORRECTION = re.compile(
+    r"^(?:no|nope|wrong)\s*[,.!:;—–-]+\s*(?P<x>(?:use|we use|it's|it is|do|don't|do not|prefer|"
+    r"always|never|that's|the)\b.+)$|"
+    r"^(?:that's|that is|this is|you're|you are)\s+(?:wrong|incorrect|not right|not correct|"
+    r"mistaken)[,.;:!—-]+\s*(?P<y>.+)$",
+    _F,
+)
+_CONTRAST = re.compile(
+    r"^(?:please\s+)?(?:use|prefer|pick|choose)\s+(?P<a>.+?),?\s+(?:instead of|rather than|not|"
+    r"over)\s+(?P<b>.+)$",
+    _F,
+)
+_DIRECTIVE = re.compile(
+    r"^(?:please\s+|you should\s+|you must\s+|we\s+)?"
+    r"(?P<cue>always|never|don't|dont|do not|avoid|stop)\s+(?P<x>.+)$",
+    _F,
+)
+_PREFERENCE = re.compile(
+    r"^i\s+(?:prefer|'d rather|would rather|like it when you)\s+(?P<x>.+)$", _F
+)
+_IDENTITY = re.compile(
+    r"^(?:i'm|i am)\s+(?P<role>(?:a|an|the)\s+.+|new to .+|familiar with .+|an expert (?:in|on|at) "
+    r".+|experienced (?:in|with) .+|responsible for .+|in charge of .+)$|"
+    r"^my (?:role|job|title|position) (?:is|here is)\s+(?P<mine>.+)$|"
+    r"^i work (?:on|at|for|in|as|with)\s+(?P<work>.+)$|"
+    r"^i(?:'ve| have) been (?P<been>(?:writing|using|doing|working (?:with|on)|coding in) "
+    r".+ for .+)$",
+    _F,
+)
+_REFERENCE = re.compile(
+    r"^(?P<what>.+?)\s+(?:is|are|lives|live|can be found|is tracked|are tracked|are filed|is "
+    r"documented|are documented)\s+(?:at|in|on|under)\s+(?P<where>.+)$",
+    _F,
+)
+_URL = re.compile(r"https?://\S+|\b[A-Z][A-Z0-9]+-\d+\b|#[a-z][\w-]+")
+_REFERENCE_WORDS = re.compile(
+    r"\b(?:dashboard|runbook|channel|wiki|board|grafana|jira|linear|slack|confluence|notion|"
+    r"tracker|ticket|docs? site|spreadsheet)\b",
+    _F,
+)
+_ONE_OFF = re.compile(
+    r"\b(?:for now|this time|right now|yet|for this (?:task|pr|change|one|file|function)|today|"
+    r"at the moment|until i say|just now|in this (?:file|function|pr|commit))\b",
+    _F,
+)
+_VAGUE = re.compile(
+    r"^(?:do |touch |change |say |use )?(?:that|this|it|so|them|those)\b.{0,20}$", _F
+)
+_IDLE = re.compile(
+    r"^(?:mind|worry|bother|know|understand|think|see|get it|care|have|need|want|remember|recall|"
+    r"matter|sure|apologi[sz]e|be sorry)\b",
+    _F,
+)
+_NOT_ROLE = re.compile(
+    r"^(?:a|an|the)\s+(?:bit|little|lot|tad|sort|kind|idiot|moron|fool|fan of questions|"
+    r"big fan)\b",
+    _F,
+)
+_BECAUSE = re.compile(r"[,;]?\s+(?:because|since|as otherwise|so that)\s+", _F)
+_IMPERATIVE_START = re.compile(
+    r"^(?:to\s+)?(?:always|never|don't|do not|use|prefer|avoid|stop|run|keep|make sure|put|add|"
+    r"write|call|ask|check|send|commit|test|format|name)\b",
+    _F,
+)
+_TRACKED = re.compile(r"\b(?:tracked|filed|documented)\b", _F)
+_SELF = re.compile(r"^(?:i'm|i am|my|i work|i've|i have|i)\b", _F)
+_WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+
+
+def _words(text: str) -> int:
+    return len(re.findall(r"[\w'-]+", text))
+
+
+def _clean(text: str) -> str:
+    return text.strip().strip("\"'“”").rstrip(" .!").strip()
+
+
+def absolute_dates(text: str, today: dt.date) -> str:
+    """Replace today/tomorrow/yesterday and weekday names with ISO dates (the next such day)."""
+    offsets = {"today": 0, "tonight": 0, "tomorrow": 1, "yesterday": -1}
+
+    def day(match: re.Match[str]) -> str:
+        return (today + dt.timedelta(days=offsets[match.group(0).lower()])).isoformat()
+
+    text = re.sub(r"\b(?:today|tonight|tomorrow|yesterday)\b", day, text, flags=_F)
+
+    def weekday(match: re.Match[str]) -> str:
+        target = _WEEKDAYS.index(match.group("d").lower())
+        ahead = (target - today.weekday()) % 7 or 7
+        return f"{match.group('p') or 'on '}{(today + dt.timedelta(days=ahead)).isoformat()}"
+
+    pattern = rf"\b(?P<p>(?:on|by|this|next|until|before)\s+)?(?P<d>{'|'.join(_WEEKDAYS)})\b"
+    text = re.sub(pattern, weekday, text, flags=_F)
+    return re.sub(r"\b(?:this|next)\s+(?=\d{4}-)", "", text, flags=_F)
+
+
+def third_person(text: str) -> str:
+    """'I'm a data scientist on my team' -> 'User is a data scientist on their team'."""
+    swaps = [
+        (r"^(?:i'm|i am)\b", "User is"),
+        (r"^my\b", "User's"),
+        (r"^i(?:'ve| have)\b", "User has"),
+        (r"^i work\b", "User works"),
+        (r"^i (prefer|like|use|want|need|hate|know|own|lead|manage|maintain|run)\b", r"User \1s"),
+        (r"^i\b", "User"),
+        (r"\bi'm\b|\bi am\b", "they are"),
+        (r"\bmy\b", "their"),
+        (r"\bme\b", "them"),
+        (r"\bi\b", "they"),
+    ]
+    for pattern, repl in swaps:
+        text = re.sub(pattern, repl, text, flags=_F)
+    return text
+
+
+def infer_type(statement: str) -> MemoryType:
+    if _URL.search(statement) or _REFERENCE_WORDS.search(statement):
+        return MemoryType.REFERENCE
+    if _SELF.match(statement):
+        return MemoryType.USER
+    if _IMPERATIVE_START.match(statement) or re.search(
+        r"\b(?:instead of|rather than)\b", statement
+    ):
+        return MemoryType.FEEDBACK
+    return MemoryType.PROJECT
+
+
+def _split_why(text: str) -> tuple[str, str | None]:
+    parts = _BECAUSE.split(text, maxsplit=1)
+    if len(parts) == 2 and _words(parts[1]) >= 2:
+        return _clean(parts[0]), _clean(parts[1])
+    return _clean(text), None
+
+
+def _save(type_: MemoryType, text: str, rule: str, source: str, today: dt.date) -> Candidate | None:
+    statement, why = _split_why(absolute_dates(text, today))
+    statement = (
+        re.sub(r"^to\s+", "", statement, flags=_F) if type_ is MemoryType.FEEDBACK else statement
+    )
+    if type_ is MemoryType.USER:
+        statement = third_person(statement)
+    if _words(statement) < 2 or _VAGUE.match(statement):
+        return None
+    statement = statement[0].upper() + statement[1:]
+    return Candidate("save", type_, statement, why, rule, source)
+
+
+def classify(sentence: str, *, today: dt.date) -> Candidate | None:
+    """The memory statement in ``sentence``, or None (see the module docstring for limits)."""
+    source = sentence.strip()
+    text = _FILLER.sub("", source).strip()
+    if not text or _RECALL_QUESTION.match(text):
+        return None
+    question = text.endswith("?")
+    text = text.rstrip("?").strip()
+    if m := _FORGET.match(text):
+        target = _clean(m.group("x"))
+        if _words(target) < 1 or _VAGUE.match(target) or re.fullmatch(r"(?:about )?it", target, _F):
+            return None
+        return Candidate("forget", None, target, None, "forget", source)
+    if m := _REMEMBER.match(text):
+        content = _clean(m.group("x"))
+        if _words(content) < 3:
+            return None
+        return _save(infer_type(content), content, "remember", source, today)
+    if question:  # beyond "can you remember that…", a question is not a statement to keep
+        return None
+    if m := _FROM_NOW.match(text):
+        content = _clean(m.group("x") or m.group("y"))
+        kind = MemoryType.REFERENCE if _URL.search(content) else MemoryType.FEEDBACK
+        return _save(kind, content, "from-now-on", source, today)
+    if _ONE_OFF.search(text):
+        return None
+    if m := _CORRECTION.match(text):
+        return _save(
+            MemoryType.FEEDBACK, _clean(m.group("x") or m.group("y")), "correction", source, today
+        )
+    if m := _CONTRAST.match(text):
+        content = f"Use {_clean(m.group('a'))} instead of {_clean(m.group('b'))}"
+        return _save(MemoryType.FEEDBACK, content, "correction", source, today)
+    if (m := _DIRECTIVE.match(text)) and not _IDLE.match(m.group("x")):
+        cue = m.group("cue").lower().replace("dont", "don't")
+        if cue == "stop" and not re.match(r"\w+ing\b", m.group("x")):
+            return None  # "stop the server" is an action; "stop adding comments" is a habit
+        if _words(m.group("x")) < 2 or _VAGUE.match(m.group("x")):
+            return None
+        return _save(MemoryType.FEEDBACK, f"{cue} {m.group('x')}", "directive", source, today)
+    if m := _PREFERENCE.match(text):
+        return _save(
+            MemoryType.FEEDBACK, f"Prefer {_clean(m.group('x'))}", "preference", source, today
+        )
+    if (m := _IDENTITY.match(text)) and not _NOT_ROLE.match(m.group("role") or ""):
+        return _save(MemoryType.USER, text, "identity", source, today)
+    m = _REFERENCE.match(text)
+    if m and (_URL.search(m.group("where")) or _TRACKED.search(text)):
+        return _save(MemoryType.REFERENCE, text, "reference", source, today)
+    return None
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'“A-Z])|\n+")
+_FENCE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
+_TAGGED = re.compile(r"<(?P<tag>[a-z][\w-]*)[^>]*>.*?</(?P=tag)>", re.DOTALL)
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences of a user message, without code blocks, quoted lines or injected tagged blocks."""
+    text = _TAGGED.sub("\n", _FENCE.sub("\n", text))
+    lines = [ln for ln in text.splitlines() if not ln.lstrip().startswith(">")]
+    parts = _SENTENCE.split("\n".join(lines))
+    return [re.sub(r"^\s*(?:[-*•]|\d+[.)])\s+", "", p).strip() for p in parts if p and p.strip()]
+
+
+def candidates(text: str, *, today: dt.date) -> list[Candidate]:
+    """Every memory statement in one user message, in order."""
+    found = (classify(s, today=today) for s in sentences(text))
+    return [c for c in found if c is not None]
