@@ -130,3 +130,11 @@ def test_redact_missing_file(cli: Cli) -> None:
     code, _, err = cli("secrets", "redact", "missing.md")
     assert code == 2
     assert "no such file" in err
+
+
+def test_scan_without_a_memory_dir_finds_nothing(cli: Cli) -> None:
+    (cli.memory / "team").rmdir()
+    cli.memory.rmdir()
+    code, data = cli.json("secrets", "scan")
+    assert code == 0
+    assert data == {"scanned_files": 0, "roots": [], "findings": []}
