@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memdir.config import load_settings
 from memdir.errors import ConfigError, UnsafePathError
@@ -323,3 +326,39 @@ def test_unknown_agent_scope(tmp_path: Path) -> None:
     )
     with pytest.raises(ConfigError):
         resolve_paths(settings, cwd=tmp_path).agent_memory_dir("team", "a")  # type: ignore[arg-type]
+
+
+@given(st.text(max_size=400))
+def test_sanitize_path_properties(name: str) -> None:
+    slug = sanitize_path(name)
+    assert re.fullmatch(r"[A-Za-z0-9-]*", slug)
+    assert slug == sanitize_path(name)
+    units = len(name.encode("utf-16-le", "surrogatepass")) // 2
+    if units <= MAX_SANITIZED_LENGTH:
+        assert len(slug) == units
+    else:
+        assert len(slug) <= MAX_SANITIZED_LENGTH + 1 + 7  # base-36 of 2**31 has 6 digits
+        assert slug[MAX_SANITIZED_LENGTH] == "-"
+
+
+@given(st.text(alphabet="/\\.~:aC\x00 ", max_size=12))
+def test_validate_memory_path_properties(raw: str) -> None:
+    try:
+        result = validate_memory_path(raw, source="prop", home=Path("/home/u"))
+    except ConfigError:
+        return
+    if result is None:
+        assert raw == ""
+        return
+    text = str(result)
+    assert text.startswith("/") and not text.startswith("//")
+    assert len(text) >= 3 and "\x00" not in text
+    assert text == os.path.normpath(text)
+
+
+@given(st.lists(st.text(alphabet="ab.-_", min_size=1, max_size=5), min_size=1, max_size=4))
+def test_is_memory_path_never_escapes(segments: list[str]) -> None:
+    candidate = "/m/mem/" + "/".join(segments)
+    inside = is_memory_path(candidate, Path("/m/mem"))
+    normalized = os.path.normpath(candidate)
+    assert inside is normalized.startswith("/m/mem/")

@@ -10,6 +10,8 @@ import uuid
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from memdir.errors import MemoryNotFoundError
 from memdir.transcripts import (
@@ -201,3 +203,15 @@ def test_entries_are_compact_single_lines(tmp_path: Path) -> None:
     assert json.loads(raw)["text"] == "multi\nline ünïcode"
     append_entries(path, [])
     assert path.read_text("utf-8") == raw
+
+
+@settings(max_examples=50, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(texts=st.lists(st.text() | st.text(st.characters(categories=["Cs", "Ll"])), min_size=1))
+def test_any_text_roundtrips(tmp_path: Path, texts: list[str]) -> None:
+    # Includes lone surrogates (Cs), which cannot be encoded as UTF-8 and must be escaped.
+    path = tmp_path / f"{uuid.uuid4()}.jsonl"
+    t = Transcript(path, SID, "/w")
+    written = [t.user(text) for text in texts]
+    read = read_transcript(path)
+    assert read.issues == []
+    assert read.entries == written

@@ -347,7 +347,7 @@ def load_settings(
     else:
         home, sources["home"] = memdir_home, sources["memdir_home"]
     home = Path(unicodedata.normalize("NFC", str(home)))
-    memory_base, sources["memory_base"] = home, "home"
+    memory_base, sources["memory_base"] = home, f"same as home ({sources['home']})"
     for name in _names(claude, "MEMDIR_REMOTE_MEMORY_DIR", "CLAUDE_CODE_REMOTE_MEMORY_DIR"):
         remote = _dir_from_env(env, name, user_home)
         if remote is not None:

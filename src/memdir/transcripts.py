@@ -82,12 +82,18 @@ def _content(content: Content) -> str | list[Entry]:
 # -- appending ------------------------------------------------------------------------------
 
 
+def _line(entry: Mapping[str, Any]) -> bytes:
+    text = json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
+    try:
+        return text.encode("utf-8") + b"\n"
+    except UnicodeEncodeError:  # a lone surrogate: escape it rather than write invalid UTF-8
+        return json.dumps(entry, separators=(",", ":")).encode("ascii") + b"\n"
+
+
 def append_entries(path: Path, entries: Iterable[Mapping[str, Any]]) -> None:
     """Append entries as JSON lines in one ``O_APPEND`` write under the transcript lock."""
-    lines = "".join(
-        json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in entries
-    )
-    if not lines:
+    payload = b"".join(_line(e) for e in entries)
+    if not payload:
         return
     ensure_dir(path.parent)
     with locked(path.with_name(path.name + ".lock")):
@@ -95,8 +101,7 @@ def append_entries(path: Path, entries: Iterable[Mapping[str, Any]]) -> None:
         try:
             size = os.fstat(fd).st_size
             if size and os.pread(fd, 1, size - 1) != b"\n":
-                lines = "\n" + lines  # a torn line from a crashed writer: start afresh
-            payload = lines.encode("utf-8")
+                payload = b"\n" + payload  # a torn line from a crashed writer: start afresh
             while payload:
                 written = os.write(fd, payload)
                 payload = payload[written:]
