@@ -8,9 +8,11 @@ function that touches matched text, and it only removes it.
 The 36 rules are the well-known public token formats of gitleaks' default configuration
 (same rule ids), rewritten for Python's ``re``:
 
-* Every pattern starts with its literal prefix so ``re`` can use its fast literal search; a
-  leading ``\\b`` would disable that and cost a regex attempt at every character. The word
-  boundary before the token is a fixed-width look-behind placed right after the prefix instead.
+* Every pattern starts at a literal part of its token (the prefix; ``Q~`` or ``.atlasv1.``
+  where the token starts with free characters, which look-behinds then check) so ``re`` can
+  use its fast literal search; a leading ``\\b`` would disable that and cost a regex attempt
+  at every character. The word boundary before a token is a fixed-width look-behind placed
+  right after the prefix instead.
 * The trailing gitleaks boundary (quote, backtick, whitespace, ``;``, a literal ``\\n``/``\\r``
   or end of text) is a look-ahead, so two tokens separated by one space are both found.
 * Matching runs on UTF-8 bytes: ``bytes.lower()`` is ASCII-only, so keyword positions in the
