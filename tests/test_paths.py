@@ -362,3 +362,12 @@ def test_is_memory_path_never_escapes(segments: list[str]) -> None:
     inside = is_memory_path(candidate, Path("/m/mem"))
     normalized = os.path.normpath(candidate)
     assert inside is normalized.startswith("/m/mem/")
+
+
+def test_dangling_git_symlink_is_not_a_repo(tmp_path: Path) -> None:
+    (tmp_path / ".git").symlink_to(tmp_path / "missing")
+    assert find_git_root(tmp_path) is None
+    (tmp_path / "real").mkdir()
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / ".git").symlink_to(tmp_path / "real")
+    assert find_git_root(tmp_path / "proj") == tmp_path / "proj"

@@ -27,6 +27,7 @@ import contextlib
 import json
 import os
 import pwd
+import sys
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -39,7 +40,12 @@ from memdir.paths import find_git_root, validate_memory_path
 TRUTHY = frozenset({"1", "true", "yes", "on"})
 FALSY = frozenset({"0", "false", "no", "off"})
 LEVELS = ("user", "project", "local", "flag", "policy")
-DEFAULT_POLICY_DIRS = {False: Path("/etc/memdir"), True: Path("/etc/claude-code")}
+_MAC_POLICY = Path("/Library/Application Support")
+DEFAULT_POLICY_DIRS = (
+    {False: _MAC_POLICY / "memdir", True: _MAC_POLICY / "ClaudeCode"}
+    if sys.platform == "darwin"
+    else {False: Path("/etc/memdir"), True: Path("/etc/claude-code")}
+)
 
 
 def env_truthy(value: str | None) -> bool:
@@ -332,7 +338,8 @@ def load_settings(
     """Build :class:`Settings` from ``env`` and the settings files around ``cwd``.
 
     ``policy_dir`` (or env ``MEMDIR_POLICY_SETTINGS``) replaces the managed-policy directory,
-    which otherwise is ``/etc/memdir`` (``/etc/claude-code`` in claude mode).
+    which otherwise is ``/etc/memdir`` (``/etc/claude-code`` in claude mode; under
+    ``/Library/Application Support`` on macOS).
     """
     claude = claude_mode or env_truthy(env.get("MEMDIR_CLAUDE"))
     user_home = _home_dir(env)

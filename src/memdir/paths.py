@@ -134,7 +134,8 @@ def find_git_root(start: Path) -> Path | None:
     """The nearest directory at or above ``start`` holding a ``.git`` entry (dir or file)."""
     current = Path(os.path.abspath(start))
     while True:
-        if os.path.lexists(current / ".git"):
+        marker = current / ".git"
+        if marker.is_dir() or marker.is_file():  # follows symlinks; a dangling one is no repo
             return Path(_nfc(str(current)))
         if current.parent == current:
             return None
