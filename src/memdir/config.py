@@ -326,6 +326,59 @@ def _text(
     return (str(picked[0]), picked[1]) if picked is not None else (None, "unset")
 
 
+def _homes(
+    env: Mapping[str, str], claude: bool, sources: dict[str, str]
+) -> tuple[Path, Path, Path, Path]:
+    """(user home, memdir home, config home, memory base), recording where each came from."""
+    user_home = _home_dir(env)
+    memdir_home = _dir_from_env(env, "MEMDIR_HOME", user_home) or user_home / ".memdir"
+    sources["memdir_home"] = "env MEMDIR_HOME" if env.get("MEMDIR_HOME") else "default ~/.memdir"
+    if claude:
+        home = _dir_from_env(env, "CLAUDE_CONFIG_DIR", user_home) or user_home / ".claude"
+        sources["home"] = "env CLAUDE_CONFIG_DIR" if env.get("CLAUDE_CONFIG_DIR") else "~/.claude"
+    else:
+        home, sources["home"] = memdir_home, sources["memdir_home"]
+    home = Path(unicodedata.normalize("NFC", str(home)))
+    memory_base, sources["memory_base"] = home, f"same as home ({sources['home']})"
+    for name in _names(claude, "MEMDIR_REMOTE_MEMORY_DIR", "CLAUDE_CODE_REMOTE_MEMORY_DIR"):
+        remote = _dir_from_env(env, name, user_home)
+        if remote is not None:
+            memory_base, sources["memory_base"] = remote, f"env {name}"
+            break
+    return user_home, memdir_home, home, memory_base
+
+
+def _features(
+    env: Mapping[str, str], claude: bool, layers: _Layers, sources: dict[str, str]
+) -> dict[str, Any]:
+    """The feature switches and plain strings, as :class:`Settings` keyword arguments."""
+    values: dict[str, Any] = {}
+    values["auto_dream_enabled"], sources["auto_dream_enabled"] = _flag(
+        env, "MEMDIR_AUTO_DREAM", layers, "autoDreamEnabled", (False, "default")
+    )
+    values["daily_log_mode"], sources["daily_log_mode"] = _flag(
+        env, "MEMDIR_DAILY_LOG", layers, "dailyLogMode", (False, "default")
+    )
+    sync_names = _names(claude, "MEMDIR_TEAM_SYNC_URL", "TEAM_MEMORY_SYNC_URL")
+    sync_url, sources["team_sync_url"] = _text(env, sync_names)
+    values["team_sync_url"] = sync_url
+    team_default = (sync_url is not None, "default (on when a team sync URL is set)")
+    values["team_memory_enabled"], sources["team_memory_enabled"] = _flag(
+        env, "MEMDIR_TEAM", layers, "teamMemoryEnabled", team_default
+    )
+    values["model"], sources["model"] = _text(env, ["MEMDIR_MODEL"], layers, "model")
+    values["recall_selector"], sources["recall_selector"] = _text(
+        env, ["MEMDIR_RECALL"], layers, "recallSelector"
+    )
+    guideline_names = _names(
+        claude, "MEMDIR_EXTRA_GUIDELINES", "CLAUDE_COWORK_MEMORY_EXTRA_GUIDELINES"
+    )
+    values["extra_guidelines"], sources["extra_guidelines"] = _text(env, guideline_names)
+    values["team_token"], sources["team_token"] = _text(env, ["MEMDIR_TEAM_TOKEN"])
+    values["team_repo"], sources["team_repo"] = _text(env, ["MEMDIR_TEAM_REPO"])
+    return values
+
+
 def load_settings(
     env: Mapping[str, str],
     *,
@@ -342,25 +395,10 @@ def load_settings(
     ``/Library/Application Support`` on macOS).
     """
     claude = claude_mode or env_truthy(env.get("MEMDIR_CLAUDE"))
-    user_home = _home_dir(env)
-    sources = {"claude_mode": "flag --claude" if claude_mode else "env MEMDIR_CLAUDE"}
-    if not claude:
-        sources["claude_mode"] = "default"
-    memdir_home = _dir_from_env(env, "MEMDIR_HOME", user_home) or user_home / ".memdir"
-    sources["memdir_home"] = "env MEMDIR_HOME" if env.get("MEMDIR_HOME") else "default ~/.memdir"
+    sources = {"claude_mode": "default"}
     if claude:
-        home = _dir_from_env(env, "CLAUDE_CONFIG_DIR", user_home) or user_home / ".claude"
-        sources["home"] = "env CLAUDE_CONFIG_DIR" if env.get("CLAUDE_CONFIG_DIR") else "~/.claude"
-    else:
-        home, sources["home"] = memdir_home, sources["memdir_home"]
-    home = Path(unicodedata.normalize("NFC", str(home)))
-    memory_base, sources["memory_base"] = home, f"same as home ({sources['home']})"
-    for name in _names(claude, "MEMDIR_REMOTE_MEMORY_DIR", "CLAUDE_CODE_REMOTE_MEMORY_DIR"):
-        remote = _dir_from_env(env, name, user_home)
-        if remote is not None:
-            memory_base, sources["memory_base"] = remote, f"env {name}"
-            break
-
+        sources["claude_mode"] = "flag --claude" if claude_mode else "env MEMDIR_CLAUDE"
+    user_home, memdir_home, home, memory_base = _homes(env, claude, sources)
     here = Path(cwd).resolve()
     # The reference reads project settings from the launch directory; memdir's CLI is often run
     # from a subdirectory, so in memdir mode the repository root's .memdir/ is used.
@@ -377,31 +415,10 @@ def load_settings(
         cwd=here,
     )
     layers = _Layers(raw_layers, claude)
-
     enabled, sources["auto_memory_enabled"] = _auto_memory_enabled(env, claude, layers)
     override, sources["memory_dir"], warnings = _memory_dir_override(
         env, claude, layers, memory_dir_flag, user_home
     )
-    dream, sources["auto_dream_enabled"] = _flag(
-        env, "MEMDIR_AUTO_DREAM", layers, "autoDreamEnabled", (False, "default")
-    )
-    daily, sources["daily_log_mode"] = _flag(
-        env, "MEMDIR_DAILY_LOG", layers, "dailyLogMode", (False, "default")
-    )
-    sync_names = _names(claude, "MEMDIR_TEAM_SYNC_URL", "TEAM_MEMORY_SYNC_URL")
-    sync_url, sources["team_sync_url"] = _text(env, sync_names)
-    team_default = (sync_url is not None, "default (on when a team sync URL is set)")
-    team, sources["team_memory_enabled"] = _flag(
-        env, "MEMDIR_TEAM", layers, "teamMemoryEnabled", team_default
-    )
-    model, sources["model"] = _text(env, ["MEMDIR_MODEL"], layers, "model")
-    selector, sources["recall_selector"] = _text(env, ["MEMDIR_RECALL"], layers, "recallSelector")
-    guideline_names = _names(
-        claude, "MEMDIR_EXTRA_GUIDELINES", "CLAUDE_COWORK_MEMORY_EXTRA_GUIDELINES"
-    )
-    guidelines, sources["extra_guidelines"] = _text(env, guideline_names)
-    token, sources["team_token"] = _text(env, ["MEMDIR_TEAM_TOKEN"])
-    repo, sources["team_repo"] = _text(env, ["MEMDIR_TEAM_REPO"])
     return Settings(
         claude_mode=claude,
         home=home,
@@ -410,15 +427,7 @@ def load_settings(
         project_dir=project_dir,
         memory_dir_override=override,
         auto_memory_enabled=enabled,
-        auto_dream_enabled=dream,
-        team_memory_enabled=team,
-        daily_log_mode=daily,
-        model=model,
-        recall_selector=selector,
-        extra_guidelines=guidelines,
-        team_sync_url=sync_url,
-        team_token=token,
-        team_repo=repo,
+        **_features(env, claude, layers, sources),
         sources=sources,
         files=tuple(files),
         warnings=tuple(warnings),
