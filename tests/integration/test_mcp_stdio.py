@@ -29,7 +29,10 @@ def child_env(tmp_path: Path) -> dict[str, str]:
     return {"HOME": str(home), "PATH": os.environ["PATH"], "HF_HUB_OFFLINE": "1"}
 
 
-def server_args(memory_dir: Path, *extra: str) -> list[str]:
+def server_args(memory_dir: Path, *extra: str, dir_after: bool = False) -> list[str]:
+    """``memdir --dir D mcp ...`` (global flag) or ``memdir mcp --dir D ...`` (config style)."""
+    if dir_after:
+        return ["-m", "memdir", "mcp", "--dir", str(memory_dir), *extra]
     return ["-m", "memdir", "--dir", str(memory_dir), "mcp", *extra]
 
 
@@ -37,7 +40,7 @@ def server_args(memory_dir: Path, *extra: str) -> list[str]:
 async def stdio_server(tmp_path: Path, memory_dir: Path) -> AsyncIterator[Client]:
     params = StdioServerParameters(
         command=sys.executable,
-        args=server_args(memory_dir),
+        args=server_args(memory_dir, dir_after=True),
         env=child_env(tmp_path),
         cwd=str(tmp_path),
     )

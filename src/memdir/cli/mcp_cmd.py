@@ -7,6 +7,7 @@ the server itself. On stdio, stdout belongs to the protocol: nothing else is pri
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from memdir.cli.context import CliContext
 
@@ -20,6 +21,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Serve memory tools (recall, read, list, save, edit, delete, rename, index), "
         "MEMORY.md and the memory instructions to any MCP client.",
     )
+    # Also accepted after "mcp" (client configs read better that way); SUPPRESS keeps a global
+    # ``memdir --dir X mcp`` from being reset to None by the subcommand's default.
+    p.add_argument("--dir", type=Path, default=argparse.SUPPRESS, help="the memory dir (absolute)")
     p.add_argument("--transport", choices=("stdio", "http"), default="stdio")
     p.add_argument("--host", default="127.0.0.1", help="HTTP bind address (loopback only)")
     p.add_argument("--port", type=int, default=DEFAULT_HTTP_PORT, help="HTTP port")
