@@ -10,6 +10,8 @@ Mapping decisions:
 * The SDK's own retries are off (``max_retries=0``): ``RetryingProvider`` owns the retry policy,
   so there is exactly one place that decides what is transient.
 * ``stop_reason == "refusal"`` is an error (``ProviderError``): a refusal is not an answer.
+* ``temperature`` is not sent: the 2.x SDK's ``messages.create`` no longer accepts sampling
+  parameters, so the request's temperature is ignored here.
 """
 
 from __future__ import annotations
@@ -79,8 +81,6 @@ def request_body(request: CompletionRequest, model: str) -> dict[str, Any]:
         ]
     if request.json_schema is not None:
         body["output_config"] = {"format": {"type": "json_schema", "schema": request.json_schema}}
-    if request.temperature is not None:
-        body["temperature"] = request.temperature
     if request.stop:
         body["stop_sequences"] = list(request.stop)
     return body

@@ -156,6 +156,9 @@ class LlamaCppProvider:
     first use. Temperature defaults to 0 so local runs are reproducible.
     """
 
+    constrained_decoding = True
+    """Replies follow the JSON schema exactly (grammar); callers may tighten schemas for it."""
+
     def __init__(
         self,
         model_path: Path | str | None = None,

@@ -96,6 +96,11 @@ class RetryingProvider:
         self.default_timeout = default_timeout
         self._sleep = sleep
 
+    @property
+    def constrained_decoding(self) -> bool:
+        """Forwarded so callers can still see the wrapped provider's capability."""
+        return bool(getattr(self.inner, "constrained_decoding", False))
+
     async def complete(self, request: CompletionRequest) -> Completion:
         timeout = request.timeout if request.timeout is not None else self.default_timeout
         return await call_with_retries(

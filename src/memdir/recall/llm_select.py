@@ -8,6 +8,11 @@ with ``{"selected_memories": [<path>, ...]}`` under a strict JSON schema. Invari
 * Recall is advisory and runs beside the agent's turn, so *every* failure — provider error,
   timeout, invalid JSON, wrong shape, even a bug in a fake — yields ``[]`` and a debug log line,
   never an exception into the turn.
+* With ``constrain_names`` (automatic for providers that decode under a grammar, i.e. llama.cpp)
+  the schema itself lists the filenames as an ``enum`` and caps the array at ``limit``. Small
+  local models follow a grammar exactly but judge poorly: with the open ``string[]`` schema,
+  SmolLM2-135M copied timestamps from the manifest until it ran out of tokens. Hosted models keep
+  the reference's open schema (their strict modes limit ``maxItems`` and large enums).
 * Cancellation is the one exception: ``asyncio.CancelledError`` propagates unlogged. The caller
   cancelled the prefetch (the turn ended or was aborted); swallowing it would break ``TaskGroup``
   and ``asyncio.timeout`` semantics, and there is nothing to report.
@@ -56,6 +61,22 @@ files that only explain how to use them (usage guides, API references). Still pi
 warnings, gotchas or known issues about those tools."""
 
 
+def constrained_schema(filenames: Sequence[str], limit: int) -> dict[str, Any]:
+    """The selection schema with the allowed filenames as an enum and at most ``limit`` items."""
+    return {
+        "type": "object",
+        "properties": {
+            "selected_memories": {
+                "type": "array",
+                "items": {"type": "string", "enum": list(dict.fromkeys(filenames))},
+                "maxItems": limit,
+            }
+        },
+        "required": ["selected_memories"],
+        "additionalProperties": False,
+    }
+
+
 def build_user_message(query: str, manifest: str, recent_tools: Sequence[str] = ()) -> str:
     """The side query's user message, in the reference's layout."""
     text = f"Query: {query}\n\nAvailable memories:\n{manifest}"
@@ -84,9 +105,18 @@ def pick_filenames(parsed: object, allowed: Sequence[str], limit: int) -> list[s
 class LLMSelector:
     """``Selector`` backed by a provider side query (``max_tokens`` 256, strict JSON schema)."""
 
-    def __init__(self, provider: Provider, *, timeout: float | None = 20.0) -> None:
+    def __init__(
+        self,
+        provider: Provider,
+        *,
+        timeout: float | None = 20.0,
+        constrain_names: bool | None = None,
+    ) -> None:
         self.provider = provider
         self.timeout = timeout
+        if constrain_names is None:
+            constrain_names = bool(getattr(provider, "constrained_decoding", False))
+        self.constrain_names = constrain_names
 
     async def select(
         self,
@@ -98,6 +128,8 @@ class LLMSelector:
     ) -> list[Selection]:
         if not headers or not query.strip() or limit <= 0:
             return []
+        filenames = [h.filename for h in headers]
+        schema = constrained_schema(filenames, limit) if self.constrain_names else SELECTION_SCHEMA
         request = CompletionRequest(
             system=SYSTEM_PROMPT.format(limit=limit),
             messages=[
@@ -106,7 +138,7 @@ class LLMSelector:
                 )
             ],
             max_tokens=SELECTION_MAX_TOKENS,
-            json_schema=SELECTION_SCHEMA,
+            json_schema=schema,
             timeout=self.timeout,
         )
         try:
@@ -117,7 +149,7 @@ class LLMSelector:
         except Exception as exc:  # advisory: any failure means "nothing selected"
             log.debug("memory selection failed: %s: %s", type(exc).__name__, exc)
             return []
-        names = pick_filenames(completion.parsed_json, [h.filename for h in headers], limit)
+        names = pick_filenames(completion.parsed_json, filenames, limit)
         return [Selection(filename=name) for name in names]
 
 
@@ -169,6 +201,7 @@ __all__ = [
     "SYSTEM_PROMPT",
     "LLMSelector",
     "build_user_message",
+    "constrained_schema",
     "pick_filenames",
     "recent_successful_tools",
 ]
