@@ -50,7 +50,9 @@ def _guarded_connect_ex(self: socket.socket, address: Any) -> int:
 def _guarded_getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
     if host not in (None, "localhost", "127.0.0.1", "::1", b"localhost", b"127.0.0.1"):
         try:
-            if not ipaddress.ip_address(host if isinstance(host, str) else host.decode()).is_loopback:
+            if not ipaddress.ip_address(
+                host if isinstance(host, str) else host.decode()
+            ).is_loopback:
                 raise NetworkBlocked(f"tests may not resolve {host!r}")
         except ValueError:
             raise NetworkBlocked(f"tests may not resolve {host!r}") from None

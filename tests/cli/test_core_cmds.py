@@ -91,7 +91,7 @@ def test_text_mode_prints_a_table(run: Run) -> None:
     [
         (["show", "../../etc/passwd"], "'..'"),
         (["show", "nope.md"], "no such memory"),
-        (["add", "x", "-d", "d", "-t", "user", "-b", "b", "--path", "/abs.md"], "absolute"),
+        (["add", "x", "-d", "d", "-t", "user", "-b", "b", "--path", "/abs.md"], "is outside"),
         (["edit", "missing.md", "--old", "a", "--new", "b"], "no such memory"),
         (["rm", "a\x00b.md"], "NUL"),
     ],

@@ -50,6 +50,6 @@ class CliContext:
 
         return MemoryStore(
             self.memory_dir,
-            guards=[team_secret_guard()],
+            guards=[team_secret_guard(root=self.memory_dir)],
             header_cache=self.paths.cache_dir / "headers.json",
         )

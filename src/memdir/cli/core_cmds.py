@@ -17,7 +17,6 @@ from memdir.model import MEMORY_TYPES
 from memdir.scan import format_manifest, manifest_line
 
 
-
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("where", help="show every resolved path and which setting decided it")
     p.set_defaults(handler=cmd_where)

@@ -12,7 +12,6 @@ from memdir.recall.factory import SELECTOR_KINDS, build_recall, local_selector
 from memdir.recall.session import RecallSession
 
 
-
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("recall", help="show the memories recall picks for a query")
     p.add_argument("query")
