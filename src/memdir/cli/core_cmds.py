@@ -246,6 +246,9 @@ def cmd_prompt(ctx: CliContext) -> int:
     text = build_prompt_for_paths(
         ctx.paths, ctx.settings, mode=ctx.args.mode, skip_index=bool(ctx.args.skip_index)
     )
+    if not text:
+        reason = ctx.settings.sources.get("auto_memory_enabled", "settings")
+        ctx.out.warn(f"memory is disabled ({reason}); no prompt section")
     ctx.out.data({"prompt": text}, text)
     return 0
 
