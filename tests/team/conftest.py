@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from dataclasses import dataclass
@@ -75,17 +76,22 @@ class ServerProcess:
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc: subprocess.Popen[bytes] | None = None
+        self._log: Any = None
 
     def start(self) -> ServerProcess:
+        """Start (or restart, on the same port) and wait until ``/healthz`` answers."""
+        self._close_log()
+        self._log = tempfile.TemporaryFile()  # noqa: SIM115 - closed in stop()/restart
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "memdir.team.server", "--port", str(self.port),
              "--db", self.db_url, "--max-entries", str(self.max_entries)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=dict(os.environ),
+            stdout=subprocess.DEVNULL, stderr=self._log, env=dict(os.environ),
         )  # fmt: skip
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(self.proc.stderr.read().decode() if self.proc.stderr else "")
+                self._log.seek(0)
+                raise RuntimeError(self._log.read().decode(errors="replace"))
             try:
                 if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
                     return self
@@ -107,8 +113,12 @@ class ServerProcess:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        if self.proc is not None and self.proc.stderr is not None:
-            self.proc.stderr.close()
+        self._close_log()
+
+    def _close_log(self) -> None:
+        if self._log is not None:
+            self._log.close()
+            self._log = None
 
 
 @pytest.fixture
