@@ -117,6 +117,19 @@ async def test_no_cache_marker_unless_asked(api: CannedAPI) -> None:
     assert "tools" not in sent
 
 
+async def test_cache_marker_goes_on_the_last_tool_without_a_system_prompt(api: CannedAPI) -> None:
+    api.reply(200, message([{"type": "text", "text": "hi"}]))
+    read = ToolSpec("Read", "Read a file", {"type": "object"})
+    request = CompletionRequest(
+        system="", messages=[Message("user", "q")], tools=[read, WRITE], cache_prefix=True
+    )
+    await provider(api).complete(request)
+    tools = api.body()["tools"]
+    assert "cache_control" not in tools[0]
+    assert tools[1]["cache_control"] == {"type": "ephemeral"}
+    assert "system" not in api.body()
+
+
 async def test_reply_maps_tool_calls_and_cache_usage(api: CannedAPI) -> None:
     api.reply(
         200,

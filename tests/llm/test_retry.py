@@ -124,6 +124,19 @@ async def test_request_timeout_overrides_default() -> None:
     assert (await provider.complete(request)).text == "slow"
 
 
+async def test_aclose_reaches_the_wrapped_provider() -> None:
+    class Closable(ScriptedProvider):
+        closed = False
+
+        async def aclose(self) -> None:
+            self.closed = True
+
+    inner = Closable()
+    await RetryingProvider(inner).aclose()
+    assert inner.closed
+    await RetryingProvider(ScriptedProvider()).aclose()  # nothing to close is fine
+
+
 async def test_cancellation_is_not_retried() -> None:
     inner = ScriptedProvider.always(Completion.from_text("x"), delay=5.0)
     task = asyncio.create_task(RetryingProvider(inner, policy(), sleep=Sleeps()).complete(REQUEST))

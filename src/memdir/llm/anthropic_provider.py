@@ -4,9 +4,9 @@ Mapping decisions:
 
 * Structured output uses the API's native ``output_config.format`` (``json_schema``): the model is
   constrained to the schema, so ``parsed_json`` comes from the text reply.
-* ``cache_prefix`` puts ``cache_control: ephemeral`` on the last system block. The cached prefix is
-  tools + system, in that order, so one breakpoint covers both and a forked agent that repeats the
-  parent's prefix reads it from cache.
+* ``cache_prefix`` puts ``cache_control: ephemeral`` on the last system block (on the last tool
+  when there is no system prompt). The cached prefix is tools + system, in that order, so one
+  breakpoint covers both and a forked agent that repeats the parent's prefix reads it from cache.
 * The SDK's own retries are off (``max_retries=0``): ``RetryingProvider`` owns the retry policy,
   so there is exactly one place that decides what is transient.
 * ``stop_reason == "refusal"`` is an error (``ProviderError``): a refusal is not an answer.
@@ -79,6 +79,8 @@ def request_body(request: CompletionRequest, model: str) -> dict[str, Any]:
             {"name": t.name, "description": t.description, "input_schema": t.input_schema}
             for t in request.tools
         ]
+        if request.cache_prefix and not system:
+            body["tools"][-1]["cache_control"] = {"type": "ephemeral"}
     if request.json_schema is not None:
         body["output_config"] = {"format": {"type": "json_schema", "schema": request.json_schema}}
     if request.stop:

@@ -101,6 +101,11 @@ class RetryingProvider:
         """Forwarded so callers can still see the wrapped provider's capability."""
         return bool(getattr(self.inner, "constrained_decoding", False))
 
+    async def aclose(self) -> None:
+        close = getattr(self.inner, "aclose", None)
+        if close is not None:
+            await close()
+
     async def complete(self, request: CompletionRequest) -> Completion:
         timeout = request.timeout if request.timeout is not None else self.default_timeout
         return await call_with_retries(
