@@ -38,6 +38,7 @@ class AgentExtractor:
         cwd: Path | None = None,
         max_turns: int = 5,
         time_limit: float = 120.0,
+        max_tokens: int = 4096,
         clock: Callable[[], dt.datetime] | None = None,
     ) -> None:
         self.provider = provider
@@ -46,6 +47,7 @@ class AgentExtractor:
         self.cwd = cwd
         self.max_turns = max_turns
         self.time_limit = time_limit
+        self.max_tokens = max_tokens
         self._clock = clock or (lambda: dt.datetime.now().astimezone())
 
     def instruction(self, new_messages: int) -> str:
@@ -65,6 +67,7 @@ class AgentExtractor:
             system=self.system,
             max_turns=self.max_turns,
             time_limit=self.time_limit,
+            max_tokens=self.max_tokens,
         )
         run = await runner.run(self.instruction(new_messages), prefix=messages)
         return ExtractionResult(
