@@ -13,7 +13,15 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from memdir.cli import core_cmds, extract_cmd, mcp_cmd, recall_cmd, secrets_cmd, team_cmd
+from memdir.cli import (
+    core_cmds,
+    demo_cmd,
+    extract_cmd,
+    mcp_cmd,
+    recall_cmd,
+    secrets_cmd,
+    team_cmd,
+)
 from memdir.cli.context import CliContext
 from memdir.cli.output import Output
 from memdir.errors import MemdirError
@@ -21,7 +29,7 @@ from memdir.errors import MemdirError
 Handler = Callable[[CliContext], int]
 
 # Each command-group module exposes ``register(subparsers)`` and sets ``handler`` defaults.
-_GROUPS = [core_cmds, recall_cmd, team_cmd, mcp_cmd, secrets_cmd, extract_cmd]
+_GROUPS = [core_cmds, recall_cmd, extract_cmd, mcp_cmd, secrets_cmd, team_cmd, demo_cmd]
 
 
 def build_parser() -> argparse.ArgumentParser:
