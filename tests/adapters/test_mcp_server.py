@@ -321,7 +321,8 @@ async def test_recall_picks_relevant_with_age(server: MCPServer, store: MemorySt
         out = await call(client, "memory_recall", query="can we deploy on friday?")
         assert [m["path"] for m in out["memories"]] == ["work/freeze.md"]
         hit = out["memories"][0]
-        assert hit["body"] == "Release freeze every Friday.\n" and hit["age"] == "10 days ago"
+        assert hit["content"] == store.read_text("work/freeze.md") and not hit["truncated"]
+        assert (hit["name"], hit["type"], hit["age"]) == ("Deploy freeze", "project", "10 days ago")
         assert "10 days old" in hit["freshness_note"]
         out = await call(client, "memory_recall", query="zebra migration patterns")
         assert out["memories"] == []
@@ -341,7 +342,19 @@ async def test_recall_limit(server: MCPServer) -> None:
                 body=f"milk {i}",
             )
         out = await call(client, "memory_recall", query="milk", limit=3)
-        assert len(out["memories"]) == 3
+        assert len(out["memories"]) == 3  # a single word is enough for an explicit recall
+
+
+async def test_recall_caps_a_long_memory(server: MCPServer, store: MemoryStore) -> None:
+    body = "".join(f"line {i} about the billing cutover\n" for i in range(400))
+    async with Client(server) as client:
+        await call(client, "memory_save", name="Billing", description="billing cutover notes",
+                   type="project", body=body)  # fmt: skip
+        hit = (await call(client, "memory_recall", query="billing cutover"))["memories"][0]
+    assert hit["truncated"] is True
+    kept = hit["content"].split("[Memory truncated")[0]
+    assert len(kept.encode()) <= 4096 and kept.endswith("\n")
+    assert store.read_text("billing.md").startswith(kept)
 
 
 async def test_resources_and_prompt_follow_writes(server: MCPServer, store: MemoryStore) -> None:

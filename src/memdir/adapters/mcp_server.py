@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, ParamSpec, TypeVar
 
 from memdir import __version__
+from memdir.adapters.keyword_select import KeywordSelector
 from memdir.adapters.mcp_tools import MemoryTools, SelectorFactory
 from memdir.errors import (
     ConfigError,
@@ -41,6 +42,7 @@ from memdir.errors import (
 )
 from memdir.prompts import build_memory_prompt
 from memdir.recall.base import MAX_SELECTED, Selector
+from memdir.recall.factory import local_selector
 from memdir.store import MemoryStore
 
 try:
@@ -142,19 +144,19 @@ def instructions_text(store: MemoryStore) -> str:
 
 
 def default_selector_factory(store: MemoryStore, cache_dir: Path | None) -> SelectorFactory:
-    """The offline LocalSelector when the ``recall`` extra is installed, else keyword matching."""
+    """The offline LocalSelector (index shared with ``memdir recall``), else keyword matching.
+
+    Keyword matching serves when the ``recall`` extra is missing or there is no cache dir to keep
+    the search index in.
+    """
 
     def build() -> Selector:
-        from memdir.adapters.keyword_select import KeywordSelector
-
-        if cache_dir is None:
-            return KeywordSelector()
-        try:
-            from memdir.recall.local import LocalSelector
-
-            return LocalSelector(store.root, cache_dir)
-        except (ImportError, MemdirError):
-            return KeywordSelector()
+        if cache_dir is not None:
+            try:
+                return local_selector(store.root, cache_dir)
+            except (ImportError, MemdirError):
+                pass
+        return KeywordSelector()
 
     return build
 
@@ -169,12 +171,16 @@ def build_server(
     selector: Selector | SelectorFactory | None = None,
 ) -> MCPServer:
     """An MCP server exposing ``store``'s memory dir (tools, MEMORY.md and instructions)."""
-    tools = MemoryTools(store, selector or default_selector_factory(store, cache_dir))
+    tools = MemoryTools(
+        store,
+        selector or default_selector_factory(store, cache_dir),
+        header_cache=cache_dir / "headers.json" if cache_dir is not None else None,
+    )
     server: MCPServer = MCPServer(
         "memdir", version=__version__, instructions=DEFAULT_INSTRUCTIONS, log_level="WARNING"
     )
 
-    @server.tool(description="Find the memories relevant to a query (at most 5), with bodies.")
+    @server.tool(description="Find the memories relevant to a query (at most 5), with content.")
     @tool_errors
     async def memory_recall(
         query: Annotated[str, Field(description="what you need context for")],

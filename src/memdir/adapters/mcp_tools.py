@@ -9,14 +9,16 @@ Invariants:
   goes through the store's path checks, and every write through the store (atomic, locked,
   guarded, MEMORY.md kept in step).
 - Bad input raises a :class:`~memdir.errors.MemdirError` subclass *before* anything is written.
-- Recall reads headers only to choose (the selector never sees bodies), then returns the bodies
-  of the chosen few with their age, so a client sees how fresh each memory is.
+- Recall is the recall engine's: headers only to choose (the selector never sees bodies), then
+  the chosen few surfaced with the engine's caps (200 lines / 4,096 bytes each) and their age,
+  so a client sees how fresh each memory is.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from memdir import frontmatter
@@ -25,6 +27,8 @@ from memdir.errors import FrontmatterError, MemdirError, ToolDenied
 from memdir.index import ENTRYPOINT_NAME, load_for_prompt, read_entrypoint
 from memdir.model import MEMORY_TYPES, MemoryType
 from memdir.recall.base import MAX_SELECTED, Selector
+from memdir.recall.engine import MemoryRecall
+from memdir.recall.surface import RelevantMemory, surface
 from memdir.store import MemoryStore
 
 SelectorFactory = Callable[[], Selector]
@@ -42,8 +46,15 @@ def parse_type(value: str) -> MemoryType:
 class MemoryTools:
     """The memory tools over one store; ``selector`` is built on first recall (it may be heavy)."""
 
-    def __init__(self, store: MemoryStore, selector: Selector | SelectorFactory):
+    def __init__(
+        self,
+        store: MemoryStore,
+        selector: Selector | SelectorFactory,
+        *,
+        header_cache: Path | None = None,
+    ):
         self.store = store
+        self.header_cache = header_cache
         self._selector = selector if isinstance(selector, Selector) else None
         self._factory = None if isinstance(selector, Selector) else selector
 
@@ -56,10 +67,16 @@ class MemoryTools:
 
     # -- reading ---------------------------------------------------------------------------
     async def recall(self, query: str, limit: int = MAX_SELECTED) -> dict[str, Any]:
+        """The recall engine's candidates and selector, surfaced with its size caps.
+
+        Unlike recall on a user prompt, an explicit tool call is never skipped for being a single
+        word: the model asked.
+        """
         if not query.strip():
             raise MemdirError("query must not be empty")
         limit = max(1, min(limit, MAX_SELECTED))
-        headers = self.store.list()
+        engine = MemoryRecall(self.store.root, self.selector, header_cache=self.header_cache)
+        headers = engine.candidates(query, None)
         chosen = await self.selector.select(query, headers, limit=limit)
         by_name = {h.filename: h for h in headers}
         now = time.time()
@@ -68,20 +85,21 @@ class MemoryTools:
             header = by_name.get(sel.filename)
             if header is None:  # a selector may only pick given headers; ignore any other
                 continue
-            try:
-                memory = self.store.read(sel.filename)
-            except MemdirError:  # vanished or became unreadable since the scan
+            found = RelevantMemory(header.path, header.filename, header.mtime, sel.score)
+            attachment = surface(found, now=now)
+            if attachment is None:  # vanished since the scan
                 continue
             results.append(
                 {
-                    "path": sel.filename,
-                    "name": memory.name,
-                    "description": memory.description,
-                    "type": memory.type,
+                    "path": header.filename,
+                    "name": header.name,
+                    "description": header.description,
+                    "type": header.type,
                     "age": memory_age(header.mtime, now),
                     "freshness_note": freshness_note(header.mtime, now),
                     "score": sel.score,
-                    "body": memory.body,
+                    "content": attachment.content,
+                    "truncated": attachment.truncated,
                 }
             )
         return {"query": query, "memories": results}
