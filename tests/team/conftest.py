@@ -5,23 +5,16 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import itertools
-import os
-import signal
-import subprocess
-import sys
-import tempfile
-import time
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from collections.abc import AsyncIterator, Coroutine, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-import httpx
 import pytest
 
 from memdir.team import auth
 from memdir.team.storage import RepoState, TeamStorage
-from tests.team.pgcluster import PgCluster, free_port
+from tests.team.services import PgCluster, ServerProcess
 
 REPO = "acme/widgets"
 T = TypeVar("T")
@@ -45,11 +38,6 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 
 @pytest.fixture
-def sqlite_url(tmp_path: Path) -> str:
-    return f"sqlite+aiosqlite:///{tmp_path / 'team.db'}"
-
-
-@pytest.fixture
 async def storage(db_url: str) -> AsyncIterator[TeamStorage]:
     store = await TeamStorage.open(db_url, max_entries=50)
     try:
@@ -65,74 +53,6 @@ async def make_token(db_url: str, *repos: str) -> str:
     finally:
         await store.close()
     return token
-
-
-class ServerProcess:
-    """``python -m memdir.team.server`` as a child process on a free loopback port."""
-
-    def __init__(self, db_url: str, *, max_entries: int = 100, port: int | None = None):
-        self.db_url = db_url
-        self.max_entries = max_entries
-        self.port = port or free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.proc: subprocess.Popen[bytes] | None = None
-        self._log: Any = None
-
-    def start(self) -> ServerProcess:
-        """Start (or restart, on the same port) and wait until ``/healthz`` answers."""
-        self._close_log()
-        self._log = tempfile.TemporaryFile()  # noqa: SIM115 - closed in stop()/restart
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "memdir.team.server", "--port", str(self.port),
-             "--db", self.db_url, "--max-entries", str(self.max_entries)],
-            stdout=subprocess.DEVNULL, stderr=self._log, env=dict(os.environ),
-        )  # fmt: skip
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                self._log.seek(0)
-                raise RuntimeError(self._log.read().decode(errors="replace"))
-            try:
-                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
-                    return self
-            except httpx.TransportError:
-                time.sleep(0.05)
-        raise RuntimeError("team server did not start")
-
-    def kill(self) -> None:
-        """SIGKILL: no graceful shutdown, as in a crash."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait()
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self._close_log()
-
-    def _close_log(self) -> None:
-        if self._log is not None:
-            self._log.close()
-            self._log = None
-
-
-@pytest.fixture
-def start_server() -> Iterator[Callable[..., ServerProcess]]:
-    started: list[ServerProcess] = []
-
-    def start(db_url: str, **kwargs: int) -> ServerProcess:
-        server = ServerProcess(db_url, **kwargs).start()
-        started.append(server)
-        return server
-
-    yield start
-    for server in started:
-        server.stop()
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])

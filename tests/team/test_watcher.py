@@ -19,7 +19,8 @@ from memdir.errors import (
 )
 from memdir.team.client import TeamSyncClient
 from memdir.team.watcher import TeamWatcher, is_permanent
-from tests.team.conftest import Remote, ServerProcess
+from tests.team.conftest import Remote
+from tests.team.services import ServerProcess
 from tests.team.test_client import make_client, tree, write_files
 
 

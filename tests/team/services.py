@@ -1,4 +1,4 @@
-"""A private, throw-away PostgreSQL cluster for tests and the sync benchmark.
+"""Real services for tests and the sync benchmark: a private PostgreSQL cluster, a sync server.
 
 The system cluster wants a password over TCP, so we ``initdb -A trust`` our own as the
 unprivileged ``postgres`` user (when run as root) on a free port with a private socket dir, and
@@ -15,10 +15,13 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+import httpx
 
 
 def free_port() -> int:
@@ -107,3 +110,57 @@ class PgCluster:
             self._log.close()
         with contextlib.suppress(OSError):
             shutil.rmtree(self.root)
+
+
+class ServerProcess:
+    """``python -m memdir.team.server`` as a child process on a free loopback port."""
+
+    def __init__(self, db_url: str, *, max_entries: int = 100, port: int | None = None):
+        self.db_url = db_url
+        self.max_entries = max_entries
+        self.port = port or free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._log: Any = None
+
+    def start(self) -> ServerProcess:
+        """Start (or restart, on the same port) and wait until ``/healthz`` answers."""
+        self._close_log()
+        self._log = tempfile.TemporaryFile()  # noqa: SIM115 - closed in stop()/restart
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "memdir.team.server", "--port", str(self.port),
+             "--db", self.db_url, "--max-entries", str(self.max_entries)],
+            stdout=subprocess.DEVNULL, stderr=self._log, env=dict(os.environ),
+        )  # fmt: skip
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                self._log.seek(0)
+                raise RuntimeError(self._log.read().decode(errors="replace"))
+            try:
+                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
+                    return self
+            except httpx.TransportError:
+                time.sleep(0.05)
+        raise RuntimeError("team server did not start")
+
+    def kill(self) -> None:
+        """SIGKILL: no graceful shutdown, as in a crash."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._close_log()
+
+    def _close_log(self) -> None:
+        if self._log is not None:
+            self._log.close()
+            self._log = None
