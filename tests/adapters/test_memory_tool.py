@@ -18,9 +18,12 @@ import pytest
 from anthropic import Anthropic
 from anthropic.lib.tools import ToolError
 from anthropic.tools.memory import BetaAbstractMemoryTool, BetaLocalFilesystemMemoryTool
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from memdir.adapters.memory_tool import MemdirMemoryTool
-from memdir.errors import SecretFoundError
+from memdir.adapters.memory_commands import MemoryCommands
+from memdir.adapters.memory_tool import MemdirAsyncMemoryTool, MemdirMemoryTool
+from memdir.errors import SecretFoundError, UnsafePathError
 from memdir.store import MemoryStore
 
 Cmd = dict[str, Any]
@@ -200,6 +203,19 @@ def test_same_texts_as_sdk(
     expected = _run(sdk, CASES[name])
     got = [(kind, _without_index(text)) for kind, text in _run(ours, CASES[name])]
     assert got == expected
+
+
+@pytest.mark.parametrize("name", list(CASES))
+async def test_async_tool_same_texts_as_sdk(tmp_path: Path, name: str) -> None:
+    sdk = BetaLocalFilesystemMemoryTool(base_path=str(tmp_path / "sdk"))
+    ours = MemdirAsyncMemoryTool(MemoryStore(tmp_path / "ours"))
+    got: list[tuple[str, Any]] = []
+    for cmd in CASES[name]:
+        try:
+            got.append(("ok", _without_index(await ours.call(cmd))))
+        except ToolError as exc:
+            got.append(("error", exc.content))
+    assert got == _run(sdk, CASES[name])
 
 
 def _files(root: Path) -> dict[str, bytes]:
@@ -395,3 +411,25 @@ def test_drives_through_the_sdk_tool_runner(tmp_path: Path) -> None:
     assert "File created successfully at: /memories/coffee.md" in json.dumps(result)
     assert store.read("coffee.md").name == "Coffee"
     assert "(coffee.md)" in _index(store)
+
+
+PIECES = st.sampled_from(["..", ".", "/", "\\", "%2e", "%2E", "%2f", "%00", "a", "b.md", "~",
+                          ":", "\x00", "．", "／", "link", "%", "\n"])  # fmt: skip
+TRICKY = st.lists(PIECES, max_size=8).map("".join)
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(tail=TRICKY)
+def test_any_memories_path_is_refused_or_inside(tmp_path: Path, tail: str) -> None:
+    root = tmp_path / "mem"
+    commands = MemoryCommands(MemoryStore(root))
+    if not (root / "link").is_symlink():
+        os.symlink(tmp_path, root / "link")
+    try:
+        rel = commands.rel("/memories/" + tail)
+    except UnsafePathError:
+        return
+    target = Path(os.path.realpath(root / rel))
+    assert target == Path(os.path.realpath(root)) or target.is_relative_to(os.path.realpath(root))

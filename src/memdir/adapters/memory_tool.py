@@ -1,6 +1,7 @@
 """Anthropic memory tool (``memory_20250818``) backed by a memdir memory directory.
 
-``MemdirMemoryTool(store)`` subclasses the SDK's ``BetaAbstractMemoryTool``, so it drops into
+``MemdirMemoryTool(store)`` subclasses the SDK's ``BetaAbstractMemoryTool`` (and
+``MemdirAsyncMemoryTool`` its async twin), so it drops into
 ``client.beta.messages.tool_runner(tools=[...])`` like the SDK's own local implementation, but
 every write is atomic, path-checked, guarded and indexed in MEMORY.md (see
 :mod:`memdir.adapters.memory_commands`, which holds the command logic).
@@ -21,7 +22,7 @@ from memdir.store import MemoryStore
 
 try:
     from anthropic.lib.tools import ToolError
-    from anthropic.tools.memory import BetaAbstractMemoryTool
+    from anthropic.tools.memory import BetaAbstractMemoryTool, BetaAsyncAbstractMemoryTool
     from anthropic.types.beta import (
         BetaCacheControlEphemeralParam,
         BetaMemoryTool20250818CreateCommand,
@@ -31,6 +32,7 @@ try:
         BetaMemoryTool20250818StrReplaceCommand,
         BetaMemoryTool20250818ViewCommand,
     )
+    from anyio.to_thread import run_sync
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise MissingExtraError("anthropic", "anthropic") from exc
 
@@ -84,4 +86,43 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
         return _as_tool_error(lambda: self.commands.rename(command.old_path, command.new_path))
 
 
-__all__ = ["MemdirMemoryTool"]
+class MemdirAsyncMemoryTool(BetaAsyncAbstractMemoryTool):
+    """The same tool for ``AsyncAnthropic``: each command runs in a worker thread, because file
+    I/O and the store lock would otherwise block the event loop."""
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        *,
+        cache_control: BetaCacheControlEphemeralParam | None = None,
+    ) -> None:
+        super().__init__(cache_control=cache_control)
+        self.commands = MemoryCommands(store)
+
+    async def _run(self, fn: Callable[[], str]) -> str:
+        return await run_sync(_as_tool_error, fn)
+
+    async def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
+        return await self._run(lambda: self.commands.view(command.path, command.view_range))
+
+    async def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
+        return await self._run(lambda: self.commands.create(command.path, command.file_text))
+
+    async def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
+        return await self._run(
+            lambda: self.commands.str_replace(command.path, command.old_str, command.new_str)
+        )
+
+    async def insert(self, command: BetaMemoryTool20250818InsertCommand) -> str:
+        return await self._run(
+            lambda: self.commands.insert(command.path, command.insert_line, command.insert_text)
+        )
+
+    async def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
+        return await self._run(lambda: self.commands.delete(command.path))
+
+    async def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
+        return await self._run(lambda: self.commands.rename(command.old_path, command.new_path))
+
+
+__all__ = ["MemdirAsyncMemoryTool", "MemdirMemoryTool"]
