@@ -103,13 +103,18 @@ def pick_filenames(parsed: object, allowed: Sequence[str], limit: int) -> list[s
 
 
 class LLMSelector:
-    """``Selector`` backed by a provider side query (``max_tokens`` 256, strict JSON schema)."""
+    """``Selector`` backed by a provider side query (``max_tokens`` 256, strict JSON schema).
+
+    ``timeout`` bounds the whole side query (retries included). It is generous because recall is
+    prefetched beside the turn and consumed when settled; a small local model on a busy CPU takes
+    tens of seconds for the ~500-token prompt.
+    """
 
     def __init__(
         self,
         provider: Provider,
         *,
-        timeout: float | None = 20.0,
+        timeout: float | None = 60.0,
         constrain_names: bool | None = None,
     ) -> None:
         self.provider = provider
