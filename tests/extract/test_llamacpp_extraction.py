@@ -34,4 +34,6 @@ async def test_small_model_makes_a_tool_call_the_runner_executes(store: MemorySt
     assert call.name in SIX_TOOLS
     assert not call.result.startswith("Unknown tool")
     tool_message = run.messages[-1]
-    assert tool_message.role == "user" and tool_message.blocks  # the result went into the transcript
+    assert (
+        tool_message.role == "user" and tool_message.blocks
+    )  # the result went into the transcript

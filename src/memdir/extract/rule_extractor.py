@@ -53,8 +53,8 @@ def overlap(a: frozenset[str], b: frozenset[str]) -> float:
 class _Known:
     rel: str
     type: str | None
-    words: frozenset[str]
-    text: str
+    words: frozenset[str]  # of the description: what dedupe compares
+    all_words: frozenset[str]  # of name, description, body and file name: what forget matches
 
 
 def user_texts(messages: Sequence[Message]) -> list[str]:
@@ -82,35 +82,36 @@ class RuleExtractor:
     def apply(self, found: Sequence[Candidate]) -> ExtractionResult:
         written: list[Path] = []
         removed: list[Path] = []
-        for candidate in found:
-            if candidate.kind == "forget":
-                removed.extend(self._forget(candidate.statement))
-            else:
-                path = self._save(candidate)
-                if path is not None:
-                    written.append(path)
+        if found:  # read the existing memories once, and only when there is something to do
+            known = self._known()
+            for candidate in found:
+                if candidate.kind == "forget":
+                    removed.extend(self._forget(candidate.statement, known))
+                else:
+                    path = self._save(candidate, known)
+                    if path is not None:
+                        written.append(path)
         written = [p for p in unique_written(written) if p.exists()]
         return ExtractionResult(self.store.root, written=written, removed=removed)
 
-    def _known(self) -> list[_Known]:
-        known = []
+    def _known(self) -> dict[str, _Known]:
+        known = {}
         for header in self.store.list():
             try:
                 memory = self.store.read(header.filename)
             except MemdirError:  # an unreadable file is doctor's business, not a reason to stop
                 continue
-            text = f"{memory.description}\n{memory.body}"
-            known.append(_Known(header.filename, memory.type, tokens(memory.description), text))
+            known[header.filename] = _known(header.filename, memory)
         return known
 
-    def _save(self, candidate: Candidate) -> Path | None:
+    def _save(self, candidate: Candidate, known: dict[str, _Known]) -> Path | None:
         assert candidate.type is not None
         words = tokens(candidate.statement)
         best: tuple[float, _Known] | None = None
-        for known in self._known():
-            score = overlap(words, known.words)
+        for entry in known.values():
+            score = overlap(words, entry.words)
             if best is None or score > best[0]:
-                best = (score, known)
+                best = (score, entry)
         if best is not None and best[0] >= DUPLICATE_OVERLAP:
             return None
         body = _body(candidate, self._clock().date())
@@ -122,12 +123,15 @@ class RuleExtractor:
                 memory.body = body
                 return memory
 
-            self.store.update(rel, replace)
+            known[rel] = _known(rel, self.store.update(rel, replace))
             return self.store.root / rel
         name = _title(candidate.statement)
         slug = slugify(name).removeprefix(f"{candidate.type.value}_")  # no "user_user_is_..."
         rel = self._free_name(f"{candidate.type.value}_{slug[:48].rstrip('_')}")
-        self.store.create(name, _one_line(candidate.statement), candidate.type, body, rel=rel)
+        memory = self.store.create(
+            name, _one_line(candidate.statement), candidate.type, body, rel=rel
+        )
+        known[rel] = _known(rel, memory)
         return self.store.root / rel
 
     def _free_name(self, stem: str) -> str:
@@ -136,17 +140,22 @@ class RuleExtractor:
             rel, n = f"{stem}_{n}.md", n + 1
         return rel
 
-    def _forget(self, target: str) -> list[Path]:
+    def _forget(self, target: str, known: dict[str, _Known]) -> list[Path]:
         wanted = tokens(target)
         if not wanted:
             return []
         removed = []
-        for known in self._known():
-            have = tokens(known.text) | tokens(known.rel.replace("_", " "))
-            if len(wanted & have) / len(wanted) >= FORGET_COVERAGE:
-                self.store.delete(known.rel)
-                removed.append(self.store.root / known.rel)
+        for entry in list(known.values()):
+            if len(wanted & entry.all_words) / len(wanted) >= FORGET_COVERAGE:
+                self.store.delete(entry.rel)
+                del known[entry.rel]
+                removed.append(self.store.root / entry.rel)
         return removed
+
+
+def _known(rel: str, memory: Memory) -> _Known:
+    text = f"{memory.name}\n{memory.description}\n{memory.body}\n{rel.replace('_', ' ')}"
+    return _Known(rel, memory.type, tokens(memory.description), tokens(text))
 
 
 def _one_line(text: str, limit: int = 150) -> str:
