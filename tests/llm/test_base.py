@@ -3,6 +3,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import memdir.llm.base as base
 from memdir.errors import InvalidOutputError, ProviderConfigError
@@ -13,6 +15,7 @@ from memdir.llm.base import (
     TextBlock,
     ToolResultBlock,
     ToolUseBlock,
+    estimate_message_tokens,
     estimate_tokens,
     parse_json_output,
 )
@@ -37,6 +40,29 @@ def test_estimate_tokens_is_length_over_four_rounded(text: str, tokens: int) -> 
 )
 def test_parse_json_output_accepts_json_and_fenced_json(text: str, value: Any) -> None:
     assert parse_json_output(text) == value
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(),
+    lambda children: st.lists(children) | st.dictionaries(st.text(), children),
+    max_leaves=20,
+)
+
+
+@given(JSON_VALUES)
+def test_parse_json_output_round_trips_any_json(value: Any) -> None:
+    assert parse_json_output(Completion.from_json(value).text) == value
+
+
+def test_estimate_message_tokens_counts_every_block() -> None:
+    messages = [
+        Message("user", "x" * 40),
+        Message("assistant", [TextBlock("y" * 8), ToolUseBlock("t", "Read", {"p": "zz"})]),
+        Message("user", [ToolResultBlock("t", "r" * 400)]),
+    ]
+    expected = 10 + 2 + estimate_tokens('Read{"p": "zz"}') + 100
+    assert estimate_message_tokens(messages) == expected
+    assert estimate_message_tokens([]) == 0
 
 
 @pytest.mark.parametrize("text", ["", "not json", '{"a": ', "```json\n{oops}\n```"])

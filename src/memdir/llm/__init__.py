@@ -14,6 +14,7 @@ from memdir.llm.base import (
     ToolSpec,
     ToolUseBlock,
     Usage,
+    estimate_message_tokens,
     estimate_tokens,
 )
 from memdir.llm.factory import provider_from_spec
@@ -34,6 +35,7 @@ __all__ = [
     "ToolSpec",
     "ToolUseBlock",
     "Usage",
+    "estimate_message_tokens",
     "estimate_tokens",
     "provider_from_spec",
 ]

@@ -175,6 +175,20 @@ def estimate_tokens(text: str) -> int:
     return round(len(text) / 4)
 
 
+def estimate_message_tokens(messages: Sequence[Message]) -> int:
+    """Rough token count of a transcript: text, tool inputs (as JSON) and tool results."""
+    total = 0
+    for message in messages:
+        for block in message.blocks:
+            if isinstance(block, TextBlock):
+                total += estimate_tokens(block.text)
+            elif isinstance(block, ToolUseBlock):
+                total += estimate_tokens(block.name + json.dumps(block.input))
+            else:
+                total += estimate_tokens(block.content)
+    return total
+
+
 def parse_json_output(text: str) -> Any:
     """Parse a structured-output reply, tolerating a Markdown code fence around it."""
     body = text.strip()
@@ -211,6 +225,7 @@ __all__ = [
     "ToolSpec",
     "ToolUseBlock",
     "Usage",
+    "estimate_message_tokens",
     "estimate_tokens",
     "new_tool_use_id",
     "parse_json_output",
