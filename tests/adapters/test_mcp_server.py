@@ -235,6 +235,19 @@ async def test_traversal_refused(
         assert snapshot(store.root) == before
 
 
+async def test_list_limit_keeps_newest_and_reports_total(
+    server: MCPServer, store: MemoryStore
+) -> None:
+    async with Client(server) as client:
+        await seed(client)
+        old = time.time() - 86_400
+        os.utime(store.path_of("coffee.md"), (old, old))
+        out = await call(client, "memory_list", limit=2)
+        assert out["total"] == 3 and len(out["memories"]) == 2
+        assert "coffee.md" not in [m["path"] for m in out["memories"]]
+        assert "greater than or equal to 1" in await fail(client, "memory_list", limit=0)
+
+
 async def test_read_missing_and_invalid_list_type(server: MCPServer) -> None:
     async with Client(server) as client:
         assert "not found: no such memory: nope.md" in await fail(

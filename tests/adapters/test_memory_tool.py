@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -160,6 +161,18 @@ CASES: dict[str, list[Cmd]] = {
         _rename("/memories/nope.md", "/memories/c.md"),
         _rename("/memories", "/memories/x"),
         _rename("/memories/a.md", "/outside.md"),
+    ],
+    "view_range_out_of_bounds": [
+        _create("/memories/n.txt", NOTE),
+        _view("/memories/n.txt", [4, 100]),
+        _view("/memories/n.txt", [50, 60]),
+        _view("/memories/n.txt", [3]),
+    ],
+    "unicode_and_empty_old_str": [
+        _create("/memories/u.md", "café ☕\nnaïve 😀 line\n"),
+        _replace("/memories/u.md", "😀", "🙂"),
+        _replace("/memories/u.md", "", "x"),
+        _view("/memories/u.md"),
     ],
     "rename_dir": [
         _create("/memories/d/one.md", MD),
@@ -353,6 +366,25 @@ def test_guard_refusal_reaches_the_model_and_writes_nothing(tmp_path: Path) -> N
         assert "sk-live-123" not in str(info.value.content)
     assert not (store.root / "k.md").exists()
     assert (store.root / "ok.md").read_text() == "fine\n"
+
+
+def test_concurrent_inserts_lose_no_line(tmp_path: Path) -> None:
+    """Read-modify-write commands hold the store lock: parallel inserts all land."""
+    store = MemoryStore(tmp_path / "mem")
+    MemdirMemoryTool(store).call(_create("/memories/log.md", ""))
+
+    def worker(n: int) -> None:
+        tool = MemdirMemoryTool(store)  # one tool per thread, as separate agents would have
+        for i in range(15):
+            tool.call(_insert("/memories/log.md", 0, f"w{n}-{i}"))
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    lines = store.read_text("log.md").splitlines()
+    assert sorted(lines) == sorted(f"w{n}-{i}" for n in range(4) for i in range(15))
 
 
 def test_to_dict_is_the_builtin_memory_tool(tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ from typing import Annotated, Any, Literal, ParamSpec, TypeVar
 
 from memdir import __version__
 from memdir.adapters.keyword_select import KeywordSelector
-from memdir.adapters.mcp_tools import MemoryTools, SelectorFactory
+from memdir.adapters.mcp_tools import LIST_LIMIT, MemoryTools, SelectorFactory
 from memdir.errors import (
     ConfigError,
     ConflictError,
@@ -55,6 +55,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 P = ParamSpec("P")
 R = TypeVar("R")
 Transport = Literal["stdio", "http"]
+MAX_LIST = 5_000
 
 # Most specific first: the first class in an error's MRO found here names its kind.
 _LABELS: dict[type[BaseException], str] = {
@@ -197,8 +198,9 @@ def build_server(
     @tool_errors
     def memory_list(
         type: Annotated[str | None, Field(description="user|feedback|project|reference")] = None,
+        limit: Annotated[int, Field(ge=1, le=MAX_LIST)] = LIST_LIMIT,
     ) -> dict[str, Any]:
-        return tools.list(type)
+        return tools.list(type, limit)
 
     @server.tool(
         description="Save a memory (name, one-line description, type, body). Fails if the file "

@@ -32,6 +32,7 @@ from memdir.recall.surface import RelevantMemory, surface
 from memdir.store import MemoryStore
 
 SelectorFactory = Callable[[], Selector]
+LIST_LIMIT = 200
 
 
 def parse_type(value: str) -> MemoryType:
@@ -120,7 +121,8 @@ class MemoryTools:
             "hash": self.store.file_hash(rel),
         }
 
-    def list(self, type: str | None = None) -> dict[str, Any]:
+    def list(self, type: str | None = None, limit: int = LIST_LIMIT) -> dict[str, Any]:
+        """Newest first, at most ``limit``; ``total`` says how many matched before the cut."""
         wanted = parse_type(type).value if type else None
         result = self.store.scan(limit=None)
         now = time.time()
@@ -138,7 +140,7 @@ class MemoryTools:
         problems = [
             {"path": self._shown(issue.path), "reason": issue.reason} for issue in result.errors
         ]
-        return {"memories": rows, "problems": problems}
+        return {"memories": rows[:limit], "total": len(rows), "problems": problems}
 
     def _shown(self, path: Any) -> str:
         try:
