@@ -31,6 +31,9 @@ JAIL_REFUSED: list[tuple[str, PathFor]] = [
     ("backslash", lambda mem, out: "..\\project\\evil.md"),
     ("the-dir-itself", lambda mem, out: str(mem)),
     ("empty", lambda mem, out: ""),
+    ("git-hook", lambda mem, out: str(mem / ".git" / "hooks" / "post-commit")),
+    ("lock-file", lambda mem, out: ".memdir.lock"),
+    ("not-markdown", lambda mem, out: "run.sh"),
 ]
 
 
@@ -150,3 +153,9 @@ async def test_jail_writes_wrapper_limits_only_named_tools(
     policy = JailWrites(tools, memory_dir, tools={"Write"})
     result = await policy.call("Read", {"file_path": str(outside / "notes.txt")})
     assert not result.is_error
+
+
+async def test_markdown_only_can_be_lifted(tools: ToolBox, memory_dir: Path) -> None:
+    policy = JailWrites(tools, memory_dir, markdown_only=False)
+    result = await policy.call("Write", {"file_path": "logs/notes.txt", "content": "x"})
+    assert not result.is_error, result.content

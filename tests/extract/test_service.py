@@ -20,8 +20,12 @@ from tests.extract.support import conversation
 NOTHING = Completion.from_text("Nothing to save.")
 
 
-def _service(store: MemoryStore, provider: ScriptedProvider, **kw: int) -> ExtractionService:
-    return ExtractionService(store.root, AgentExtractor(provider, store), **kw)
+def _service(
+    store: MemoryStore, provider: ScriptedProvider, every_n_turns: int = 1
+) -> ExtractionService:
+    return ExtractionService(
+        store.root, AgentExtractor(provider, store), every_n_turns=every_n_turns
+    )
 
 
 def _conversation_of(request: CompletionRequest) -> list[str]:

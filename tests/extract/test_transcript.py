@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from memdir.extract.transcript import turns_from_entries
 from memdir.llm.base import Message, TextBlock, ToolResultBlock, ToolUseBlock
@@ -32,7 +33,7 @@ def test_round_trip_through_a_real_transcript(tmp_path: Path) -> None:
 
 
 def test_sidechain_malformed_and_empty_entries_are_skipped() -> None:
-    entries = [
+    entries: list[dict[str, Any]] = [
         {"type": "user", "uuid": "a", "isSidechain": True, "message": {"content": "sub"}},
         {"type": "user", "message": {"content": "no uuid"}},
         {"type": "user", "uuid": "b", "message": "not a mapping"},

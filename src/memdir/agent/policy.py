@@ -84,14 +84,25 @@ class ReadOnlyShell(WrapperToolset):
 
 
 class JailWrites(WrapperToolset):
-    """Write tools may only touch paths inside ``memory_dir`` (symlink escapes included)."""
+    """Write tools may only touch Markdown files inside ``memory_dir``.
+
+    Beyond the reference (any path under the dir), hidden components (``.git/hooks/…``, the
+    store's lock file) and non-``.md`` files are refused too, because a memory dir may be a git
+    checkout and a hook written there would run code; ``markdown_only=False`` lifts that.
+    """
 
     def __init__(
-        self, inner: Toolset, memory_dir: Path, *, tools: Iterable[str] = WRITE_TOOLS
+        self,
+        inner: Toolset,
+        memory_dir: Path,
+        *,
+        tools: Iterable[str] = WRITE_TOOLS,
+        markdown_only: bool = True,
     ) -> None:
         super().__init__(inner)
         self.memory_dir = memory_dir
         self.tools = frozenset(tools)
+        self.markdown_only = markdown_only
 
     async def call(self, name: str, input: Mapping[str, Any]) -> ToolResult:
         if name in self.tools:
@@ -99,13 +110,22 @@ class JailWrites(WrapperToolset):
             if raw is None:
                 return deny("memory-dir-jail", name, "A non-empty 'file_path' is required.")
             try:
-                memory_rel(self.memory_dir, raw)
+                rel = memory_rel(self.memory_dir, raw)
             except UnsafePathError as exc:
                 return deny(
                     "memory-dir-jail",
                     name,
                     f"Writes are allowed only inside {self.memory_dir}; {raw!r} is refused "
                     f"({exc}).",
+                )
+            if self.markdown_only and (
+                not rel.endswith(".md") or any(p.startswith(".") for p in rel.split("/"))
+            ):
+                return deny(
+                    "memory-dir-jail",
+                    name,
+                    f"Only Markdown memory files (*.md, no hidden folders) may be written; "
+                    f"{raw!r} is refused.",
                 )
         return await self.inner.call(name, input)
 
