@@ -61,6 +61,7 @@ async def test_push_then_pull_round_trips_and_second_pull_is_304(
         write_files(alice.team_dir, files)
         pushed = await alice.push()
         assert pushed.uploaded == sorted(files) and pushed.batches == 1
+        assert (await alice.pull()).status == "not_modified"  # nobody else wrote: no download
         pulled = await bob.pull()
         assert pulled.status == "updated" and sorted(pulled.written) == sorted(files)
         assert tree(bob.team_dir) == files

@@ -127,9 +127,7 @@ class TeamSyncClient:
         if response.status_code == 304:
             return PullResult(status="not_modified")
         if response.status_code == 404:
-            self.state.last_checksum = self.state.pulled_checksum = None
-            self.state.server_checksums = {}
-            self.state.save(self.state_path)
+            self._repo_is_empty()
             return PullResult(status="empty")
         self._raise_for(response)
         document = _document(response)
@@ -139,8 +137,17 @@ class TeamSyncClient:
             self._write_entry(key, entries[key], result)
         self.state.server_checksums = _server_checksums(document)
         self.state.last_checksum = self.state.pulled_checksum = document["checksum"]
+        version = document.get("version")
+        self.state.pulled_version = version if isinstance(version, int) else None
         self.state.save(self.state_path)
         return result
+
+    def _repo_is_empty(self) -> None:
+        """The server has nothing for this repository: we hold all of it (version 0)."""
+        self.state.last_checksum = self.state.pulled_checksum = None
+        self.state.pulled_version = 0
+        self.state.server_checksums = {}
+        self.state.save(self.state_path)
 
     def _write_entry(self, key: str, text: str, result: PullResult) -> None:
         try:
@@ -165,19 +172,19 @@ class TeamSyncClient:
         """Refresh the server checksums with a ``view=hashes`` probe (no content transferred)."""
         response = await self._request("GET", params={"view": "hashes"})
         if response.status_code == 404:
-            self.state.server_checksums, self.state.last_checksum = {}, None
-        else:
-            self._raise_for(response)
-            document = _document(response)
-            self.state.server_checksums = _server_checksums(document)
-            self.state.last_checksum = document["checksum"]
+            self._repo_is_empty()
+            return
+        self._raise_for(response)
+        document = _document(response)
+        self.state.server_checksums = _server_checksums(document)
+        self.state.last_checksum = document["checksum"]
         self.state.save(self.state_path)
 
     async def push(self) -> PushResult:
         """Upload local entries the server does not have; local wins per key."""
         local = read_local(self.team_dir)
         result = PushResult(skipped=local.skipped)
-        if self.state.last_checksum is None:
+        if self.state.last_checksum is None and self.state.pulled_version is None:
             # Never synced: learn what the server holds so unchanged entries are not re-sent
             # and the first PUT is conditional like every other.
             await self.fetch_hashes()
@@ -220,15 +227,22 @@ class TeamSyncClient:
             for key, text in batch.items():
                 self.state.server_checksums[key] = wire.checksum(text)
             if isinstance(document, dict) and isinstance(document.get("checksum"), str):
-                self.state.last_checksum = document["checksum"]
-                if expected is not None and expected == self.state.pulled_checksum:
-                    # The server was exactly what we had pulled, plus this batch, which we
-                    # hold locally: we are still fully up to date.
-                    self.state.pulled_checksum = document["checksum"]
+                self._accepted(document)
             self.state.save(self.state_path)
             result.uploaded.extend(sorted(batch))
             result.batches += 1
         return True
+
+    def _accepted(self, document: dict[str, Any]) -> None:
+        self.state.last_checksum = document["checksum"]
+        version = document.get("version")
+        pulled = self.state.pulled_version
+        if isinstance(version, int) and pulled is not None and version == pulled + 1:
+            # Ours was the only write since the state we hold, so we still hold all of it.
+            self.state.pulled_checksum = document["checksum"]
+            self.state.pulled_version = version
+        else:
+            self.state.pulled_version = None  # someone else wrote too: the next pull fetches
 
     def _too_large(self, response: httpx.Response) -> None:
         details = wire.error_details(_json(response))

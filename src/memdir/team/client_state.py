@@ -27,13 +27,14 @@ from memdir.team.keys import sanitize_key
 
 @dataclass
 class SyncState:
-    """``pulled_checksum``: the server state whose every entry we have seen (for If-None-Match).
-    ``last_checksum``: the latest server checksum we know of (for If-Match); it can run ahead of
-    ``pulled_checksum`` after a hashes probe or a blind first write, and then the next pull must
-    fetch content rather than accept a 304.
+    """``pulled_checksum``/``pulled_version``: the server state whose every entry we hold (for
+    If-None-Match). ``last_checksum``: the latest server checksum we know of (for If-Match); it
+    runs ahead of the pulled state after a hashes probe or a write by someone else, and then the
+    next pull must fetch content rather than accept a 304.
     """
 
     pulled_checksum: str | None = None
+    pulled_version: int | None = None
     last_checksum: str | None = None
     server_checksums: dict[str, str] = field(default_factory=dict)
     server_max_entries: int | None = None
@@ -50,8 +51,10 @@ class SyncState:
         max_entries = data.get("serverMaxEntries")
         last = data.get("lastChecksum")
         pulled = data.get("pulledChecksum")
+        pulled_version = data.get("pulledVersion")
         return cls(
             pulled_checksum=pulled if isinstance(pulled, str) else None,
+            pulled_version=pulled_version if isinstance(pulled_version, int) else None,
             last_checksum=last if isinstance(last, str) else None,
             server_checksums=(
                 {k: v for k, v in checksums.items() if isinstance(v, str)}
@@ -64,6 +67,7 @@ class SyncState:
     def save(self, path: Path) -> None:
         payload = {
             "pulledChecksum": self.pulled_checksum,
+            "pulledVersion": self.pulled_version,
             "lastChecksum": self.last_checksum,
             "serverChecksums": self.server_checksums,
             "serverMaxEntries": self.server_max_entries,
