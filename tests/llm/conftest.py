@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx2
@@ -56,3 +58,61 @@ async def api() -> AsyncIterator[CannedAPI]:
     yield canned
     for client in canned.clients:
         await client.aclose()
+
+
+@dataclass
+class Received:
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+Responder = Callable[[Received], tuple[int, Any, dict[str, str]]]
+
+
+class LoopbackAPI:
+    """A real HTTP server on 127.0.0.1 (stdlib, own thread) answering JSON POSTs via ``respond``."""
+
+    def __init__(self) -> None:
+        self.received: list[Received] = []
+        self.respond: Responder = lambda _: (500, {"error": "no responder"}, {})
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                request = Received(
+                    self.path, {k.lower(): v for k, v in self.headers.items()}, json.loads(raw)
+                )
+                api.received.append(request)
+                status, body, headers = api.respond(request)
+                payload = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def __enter__(self) -> LoopbackAPI:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()
+
+
+@pytest.fixture
+def loopback() -> Iterator[LoopbackAPI]:
+    with LoopbackAPI() as server:
+        yield server

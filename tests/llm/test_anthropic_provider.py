@@ -24,7 +24,7 @@ from memdir.llm.base import (
     Usage,
 )
 from memdir.llm.retry import RetryingProvider, RetryPolicy
-from tests.llm.conftest import CannedAPI
+from tests.llm.conftest import CannedAPI, LoopbackAPI
 
 pytestmark = pytest.mark.usefixtures("allow_real_providers")
 
@@ -208,3 +208,23 @@ async def test_rate_limit_is_retried_honouring_retry_after(api: CannedAPI) -> No
 def test_missing_key_is_a_config_error() -> None:
     with pytest.raises(ProviderConfigError, match="ANTHROPIC_API_KEY"):
         AnthropicProvider("claude-test", api_key=None)
+
+
+async def test_real_http_round_trip_against_a_loopback_server(loopback: LoopbackAPI) -> None:
+    loopback.respond = lambda _: (200, message([{"type": "text", "text": '{"ok": true}'}]), {})
+    provider = AnthropicProvider("claude-test", api_key="sk-loop", base_url=loopback.url)
+    request = CompletionRequest(
+        system="stable",
+        messages=[Message("user", "q")],
+        json_schema={"type": "object"},
+        cache_prefix=True,
+    )
+    try:
+        reply = await provider.complete(request)
+    finally:
+        await provider.aclose()
+    assert reply.parsed_json == {"ok": True}
+    (seen,) = loopback.received
+    assert seen.path == "/v1/messages"
+    assert "sk-loop" in seen.headers.get("x-api-key", "") + seen.headers.get("authorization", "")
+    assert seen.body["system"][-1]["cache_control"] == {"type": "ephemeral"}

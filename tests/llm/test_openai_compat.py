@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 
@@ -26,7 +23,8 @@ from memdir.llm.base import (
     Usage,
 )
 from memdir.llm.openai_compat import OpenAICompatProvider
-from tests.llm.conftest import CannedAPI
+from memdir.llm.retry import RetryingProvider, RetryPolicy
+from tests.llm.conftest import CannedAPI, LoopbackAPI, Received
 
 pytestmark = pytest.mark.usefixtures("allow_real_providers")
 
@@ -191,42 +189,13 @@ def test_openai_without_key_or_base_url_is_a_config_error() -> None:
         OpenAICompatProvider("gpt-test")
 
 
-class _ChatHandler(BaseHTTPRequestHandler):
-    received: ClassVar[list[dict[str, Any]]] = []
+async def test_real_http_round_trip_against_a_loopback_server(loopback: LoopbackAPI) -> None:
+    def respond(request: Received) -> tuple[int, Any, dict[str, str]]:
+        last_word = request.body["messages"][-1]["content"].split()[-1]
+        return 200, chat(json.dumps({"selected_memories": [last_word]})), {}
 
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        type(self).received.append(
-            {"path": self.path, "body": body, "auth": self.headers["Authorization"]}
-        )
-        names = body["messages"][-1]["content"].split()
-        payload = json.dumps(chat(json.dumps({"selected_memories": names[-1:]}))).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-@pytest.fixture
-def chat_server() -> Iterator[str]:
-    _ChatHandler.received = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _ChatHandler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
-
-
-async def test_real_http_round_trip_against_a_loopback_server(chat_server: str) -> None:
-    provider = OpenAICompatProvider("tiny", base_url=chat_server, api_key="local-key")
+    loopback.respond = respond
+    provider = OpenAICompatProvider("tiny", base_url=f"{loopback.url}/v1", api_key="local-key")
     try:
         reply = await provider.complete(
             CompletionRequest(
@@ -237,7 +206,29 @@ async def test_real_http_round_trip_against_a_loopback_server(chat_server: str) 
         await provider.aclose()
     assert reply.parsed_json == {"selected_memories": ["b.md"]}
     assert reply.usage.input_tokens == 20
-    (seen,) = _ChatHandler.received
-    assert seen["path"] == "/v1/chat/completions"
-    assert seen["auth"] == "Bearer local-key"
-    assert seen["body"]["response_format"]["json_schema"]["schema"] == SCHEMA
+    (seen,) = loopback.received
+    assert seen.path == "/v1/chat/completions"
+    assert seen.headers["authorization"] == "Bearer local-key"
+    assert seen.body["response_format"]["json_schema"]["schema"] == SCHEMA
+
+
+async def test_real_http_rate_limit_is_retried(loopback: LoopbackAPI) -> None:
+    limited = {"error": {"message": "slow down", "type": "rate_limit", "code": None}}
+    replies = [(429, limited, {"Retry-After": "0"}), (200, chat("done"), {})]
+    loopback.respond = lambda _: replies.pop(0)
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    inner = OpenAICompatProvider("tiny", base_url=f"{loopback.url}/v1")
+    provider = RetryingProvider(inner, RetryPolicy(base_delay=0.01), sleep=sleep)
+    try:
+        reply = await provider.complete(
+            CompletionRequest(system="", messages=[Message("user", "q")])
+        )
+    finally:
+        await provider.aclose()
+    assert reply.text == "done"
+    assert len(loopback.received) == 2
+    assert len(slept) == 1
