@@ -440,3 +440,14 @@ def test_selector_factory_falls_back_to_keywords(
     assert isinstance(factory(), LocalSelector if cache else KeywordSelector)
     monkeypatch.setitem(sys.modules, "memdir.recall.local", None)  # the extra is missing
     assert isinstance(factory(), KeywordSelector)
+
+
+@pytest.mark.parametrize(("mechanics", "expected"), [("Custom mechanics.", "Custom mechanics."),
+                                                     ("", "<name>feedback</name>")])  # fmt: skip
+async def test_instructions_use_the_given_mechanics(
+    store: MemoryStore, mechanics: str, expected: str
+) -> None:
+    server = build_server(store, selector=KeywordSelector(), mechanics=lambda: mechanics)
+    async with Client(server) as client:
+        text = (await client.read_resource("memdir://instructions")).contents[0].text  # type: ignore[union-attr]
+    assert expected in text and "memory_recall" in text

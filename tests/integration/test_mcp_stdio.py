@@ -259,3 +259,19 @@ def test_http_refuses_non_loopback_bind(tmp_path: Path, host: str) -> None:
     assert done.returncode == 2
     assert "loopback" in done.stderr
     assert not (tmp_path / "m").exists()
+
+
+async def test_instructions_follow_settings_from_the_environment(tmp_path: Path) -> None:
+    env = child_env(tmp_path) | {"MEMDIR_TEAM": "1", "MEMDIR_EXTRA_GUIDELINES": "Cite sources."}
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=server_args(tmp_path / "memory"),
+        env=env,
+        cwd=str(tmp_path),
+    )
+    async with Client(params) as client:
+        result = await client.read_resource("memdir://instructions")
+    text = result.contents[0].text  # type: ignore[union-attr]
+    assert "credentials in team memory" in text  # combined (team) mode, from MEMDIR_TEAM=1
+    assert "Cite sources." in text
+    assert str(tmp_path / "memory" / "team") in text

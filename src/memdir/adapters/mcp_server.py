@@ -138,10 +138,16 @@ MEMORY.md yourself. memory_recall finds the few memories relevant to a request; 
 shows the whole index; memory_read returns one memory with its age."""
 
 
-def instructions_text(store: MemoryStore) -> str:
-    """The memory mechanics prompt (shared with other memdir entry points) plus the tool notes."""
-    mechanics = build_memory_prompt(store.root, skip_index=True)
-    return f"{mechanics.rstrip()}\n\n{TOOL_NOTES}\n"
+def instructions_text(store: MemoryStore, mechanics: Callable[[], str] | None = None) -> str:
+    """The memory mechanics prompt plus the tool notes.
+
+    ``mechanics`` lets the entry point supply the settings-aware prompt (team or daily-log
+    mode); without it, or when it yields nothing, the individual-mode prompt for the store.
+    """
+    text = mechanics() if mechanics is not None else ""
+    if not text.strip():
+        text = build_memory_prompt(store.root, skip_index=True)
+    return f"{text.rstrip()}\n\n{TOOL_NOTES}\n"
 
 
 def default_selector_factory(store: MemoryStore, cache_dir: Path | None) -> SelectorFactory:
@@ -170,6 +176,7 @@ def build_server(
     *,
     cache_dir: Path | None = None,
     selector: Selector | SelectorFactory | None = None,
+    mechanics: Callable[[], str] | None = None,
 ) -> MCPServer:
     """An MCP server exposing ``store``'s memory dir (tools, MEMORY.md and instructions)."""
     tools = MemoryTools(
@@ -248,11 +255,11 @@ def build_server(
 
     @server.resource("memdir://instructions", name="memory instructions", mime_type="text/markdown")
     def instructions_resource() -> str:
-        return instructions_text(store)
+        return instructions_text(store, mechanics)
 
     @server.prompt(name="memory", description="How to use this memory, plus the current index.")
     def memory_prompt() -> str:
-        return f"{instructions_text(store)}\n\n# MEMORY.md\n\n{tools.index()['content']}"
+        return f"{instructions_text(store, mechanics)}\n\n# MEMORY.md\n\n{tools.index()['content']}"
 
     return server
 

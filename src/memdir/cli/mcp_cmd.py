@@ -32,11 +32,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def cmd_mcp(ctx: CliContext) -> int:
     from memdir.adapters.mcp_server import build_server, check_loopback, serve
+    from memdir.prompts import build_prompt_for_paths
 
     args = ctx.args
     if args.transport == "http":
         check_loopback(args.host)  # refuse before touching anything
-    server = build_server(ctx.store(), cache_dir=ctx.paths.cache_dir)
+    if not ctx.settings.auto_memory_enabled:
+        reason = ctx.settings.sources.get("auto_memory_enabled", "settings")
+        ctx.out.warn(f"auto memory is disabled ({reason}); serving anyway, as asked")
+
+    def mechanics() -> str:  # settings-aware (team / daily-log mode), read on each request
+        return build_prompt_for_paths(
+            ctx.paths, ctx.settings, skip_index=True, include_index=False, search_past_context=False
+        )
+
+    server = build_server(ctx.store(), cache_dir=ctx.paths.cache_dir, mechanics=mechanics)
     if args.transport == "http":
         ctx.out.warn(f"MCP server on http://{args.host}:{args.port}/mcp (Ctrl-C to stop)")
     serve(server, args.transport, host=args.host, port=args.port)
