@@ -15,6 +15,7 @@ from memdir.errors import (
     InvalidOutputError,
     MissingExtraError,
     ProviderConfigError,
+    ProviderError,
     ProviderUnavailableError,
 )
 from memdir.llm import llamacpp
@@ -49,7 +50,7 @@ ANSWER_SCHEMA = {
 class FakeLlama:
     """Stands in for ``llama_cpp.Llama``: returns canned content, records the call."""
 
-    def __init__(self, content: str, *, delay: float = 0.0) -> None:
+    def __init__(self, content: str | None, *, delay: float = 0.0) -> None:
         self.content = content
         self.delay = delay
         self.calls: list[dict[str, Any]] = []
@@ -57,6 +58,8 @@ class FakeLlama:
     def create_chat_completion(self, **kwargs: Any) -> dict[str, Any]:
         self.calls.append(kwargs)
         time.sleep(self.delay)
+        if self.content is None:
+            raise ValueError("Requested tokens (5000) exceed context window of 4096")
         return {
             "choices": [{"message": {"content": self.content}, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": 30, "completion_tokens": 4},
@@ -144,6 +147,11 @@ async def test_structured_answer_with_tools_is_parsed() -> None:
 async def test_unusable_output_is_invalid(content: str) -> None:
     with pytest.raises(InvalidOutputError):
         await LlamaCppProvider(llama=FakeLlama(content)).complete(ask("go", tools=[READ]))
+
+
+async def test_library_errors_become_provider_errors() -> None:
+    with pytest.raises(ProviderError, match="exceed context window"):
+        await LlamaCppProvider(llama=FakeLlama(None)).complete(ask("q"))
 
 
 async def test_timeout_abandons_the_wait() -> None:

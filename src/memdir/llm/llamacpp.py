@@ -24,6 +24,7 @@ from memdir.errors import (
     InvalidOutputError,
     MissingExtraError,
     ProviderConfigError,
+    ProviderError,
     ProviderUnavailableError,
 )
 from memdir.llm.base import (
@@ -210,7 +211,11 @@ class LlamaCppProvider:
         if request.stop:
             kwargs["stop"] = list(request.stop)
         with self._lock:
-            result: dict[str, Any] = self._load().create_chat_completion(**kwargs)
+            llama = self._load()
+            try:
+                result: dict[str, Any] = llama.create_chat_completion(**kwargs)
+            except (ValueError, RuntimeError) as exc:  # e.g. prompt longer than n_ctx
+                raise ProviderError(f"llama.cpp failed: {exc}") from exc
         return result
 
     async def complete(self, request: CompletionRequest) -> Completion:
