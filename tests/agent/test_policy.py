@@ -7,6 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memdir.agent.policy import (
     AllowTools,
@@ -16,7 +18,9 @@ from memdir.agent.policy import (
     memory_agent_policy,
     single_file_policy,
 )
+from memdir.agent.tools import memory_rel
 from memdir.agent.toolset import ToolBox, Toolset
+from memdir.errors import UnsafePathError
 
 PathFor = Callable[[Path, Path], str]
 
@@ -159,3 +163,19 @@ async def test_markdown_only_can_be_lifted(tools: ToolBox, memory_dir: Path) -> 
     policy = JailWrites(tools, memory_dir, markdown_only=False)
     result = await policy.call("Write", {"file_path": "logs/notes.txt", "content": "x"})
     assert not result.is_error, result.content
+
+
+@given(st.text(alphabet=st.sampled_from(list("./ab%2eE\\~:\x00")), min_size=1, max_size=20))
+def test_anything_the_jail_accepts_resolves_inside(
+    tmp_path_factory: pytest.TempPathFactory, raw: str
+) -> None:
+    root = tmp_path_factory.getbasetemp() / "jail-prop"
+    root.mkdir(exist_ok=True)
+    try:
+        rel = memory_rel(root, raw)
+    except (UnsafePathError, ValueError):
+        return
+    resolved = Path(os.path.realpath(root / rel))
+    assert resolved.is_relative_to(os.path.realpath(root)) and resolved != Path(
+        os.path.realpath(root)
+    )

@@ -32,6 +32,8 @@ ACCEPTED: list[tuple[str, list[list[list[str]]]]] = [
     ("tail -n 5 log.txt", [[["tail", "-n", "5", "log.txt"]]]),
     ("rg --files-with-matches foo", [[["rg", "--files-with-matches", "foo"]]]),
     ("stat -c %s a.md", [[["stat", "-c", "%s", "a.md"]]]),
+    ("date -u +%Y-%m-%d", [[["date", "-u", "+%Y-%m-%d"]]]),
+    ("file -b a.md", [[["file", "-b", "a.md"]]]),
     ("echo a~b x#y", [[["echo", "a~b", "x#y"]]]),
 ]
 
@@ -83,6 +85,12 @@ REFUSED: list[tuple[str, str]] = [
     ("rg --pre sh foo", "rg --pre"),
     ("rg --pre=sh foo", "rg --pre"),
     ("date -s 2020-01-01", "date -s"),
+    ("date -us 2020-01-01", "date -s"),
+    ("date --set=2020-01-01", "date --set"),
+    ("file -bC -m magic", "file -C"),
+    ("tail -f log.txt", "never finishes"),
+    ("tail -n5 -F log.txt", "never finishes"),
+    ("tail --follow=name log.txt", "never finishes"),
     ("file -C -m magic", "file -C"),
     ("/bin/rm x", "program paths"),
     ("./script.sh", "program paths"),

@@ -152,3 +152,24 @@ async def test_store_guard_refusal_reaches_the_model(memory_dir: Path, outside: 
 async def test_unknown_tool(tools: ToolBox) -> None:
     text, err = await call(tools, "Delete", file_path="x")
     assert err and "Unknown tool 'Delete'" in text
+
+
+async def test_read_cuts_a_huge_line_without_losing_the_next(tools: ToolBox, outside: Path) -> None:
+    (outside / "min.js").write_text("x" * 5_000_000 + "\nsecond\n")
+    text, err = await call(tools, "Read", file_path="min.js")
+    first, second = text.splitlines()
+    assert not err and first.endswith("[line truncated]") and len(first) < 2100
+    assert second == "     2\tsecond"
+
+
+async def test_grep_stops_at_its_byte_budget(
+    tools: ToolBox, outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memdir.agent import read_tools
+
+    monkeypatch.setattr(read_tools, "MAX_GREP_TOTAL_BYTES", 20)
+    for name in ("a.txt", "b.txt", "c.txt"):
+        (outside / name).write_text("needle in here\n")
+    text, _ = await call(tools, "Grep", pattern="needle")
+    assert text.splitlines()[-1].startswith("[search stopped after 20 bytes")
+    assert len(text.splitlines()) == 2

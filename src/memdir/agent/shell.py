@@ -208,8 +208,12 @@ def _refuse_options(program: str, refused: Sequence[str], why: str) -> ArgCheck:
                 return
             for opt in refused:
                 long_hit = opt.startswith("--") and (arg == opt or arg.startswith(opt + "="))
-                short_hit = not opt.startswith("--") and (
-                    arg == opt or (arg.startswith(opt) and len(opt) == 2)
+                # A short option can hide in a cluster ("-us" is "-u -s"); fail closed on any.
+                short_hit = (
+                    not opt.startswith("--")
+                    and arg.startswith("-")
+                    and not arg.startswith("--")
+                    and opt[1] in arg[1:]
                 )
                 if long_hit or short_hit:
                     raise ShellRejected(f"{program} {opt} {why}")
@@ -224,7 +228,7 @@ def _no_check(args: Sequence[str]) -> None:
 ALLOWED_PROGRAMS: dict[str, ArgCheck] = {
     "cat": _no_check,
     "head": _no_check,
-    "tail": _no_check,
+    "tail": _refuse_options("tail", ["-f", "-F", "--follow", "--retry"], "never finishes"),
     "wc": _no_check,
     "stat": _no_check,
     "ls": _no_check,

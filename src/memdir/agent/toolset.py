@@ -9,6 +9,7 @@ tool.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +52,28 @@ class Toolset(Protocol):
     def specs(self) -> list[ToolSpec]: ...
 
     async def call(self, name: str, input: Mapping[str, Any]) -> ToolResult: ...
+
+
+class ThreadedTool:
+    """Base for tools whose work is blocking file I/O: ``run_sync`` runs in a worker thread, so
+    the event loop (shared with the user's agent) never stalls on a big grep or a store lock,
+    and the runner's time limit stays live."""
+
+    def run_sync(self, input: Mapping[str, Any]) -> ToolResult:
+        raise NotImplementedError
+
+    async def run(self, input: Mapping[str, Any]) -> ToolResult:
+        return await asyncio.to_thread(self.run_sync, input)
+
+
+def schema(required: list[str], **props: dict[str, Any]) -> dict[str, Any]:
+    """A closed JSON object schema for a tool's input."""
+    return {
+        "type": "object",
+        "properties": props,
+        "required": required,
+        "additionalProperties": False,
+    }
 
 
 class ToolBox:
