@@ -4,6 +4,7 @@ A sandbox is a stack of wrappers around :func:`memory_tools` (see :mod:`memdir.a
 :class:`AgentRunner` drives any :class:`~memdir.llm.base.Provider` through it.
 """
 
+from memdir.agent.fileroot import FileRoot
 from memdir.agent.policy import (
     AllowTools,
     JailWrites,
@@ -21,6 +22,7 @@ __all__ = [
     "AgentRunner",
     "AllowTools",
     "CommandLine",
+    "FileRoot",
     "JailWrites",
     "OnlyFile",
     "ReadOnlyShell",
