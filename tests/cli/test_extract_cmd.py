@@ -43,6 +43,7 @@ def cli(tmp_path: Path) -> Cli:
 def transcript(tmp_path: Path) -> Path:
     path = tmp_path / "session.jsonl"
     t = Transcript(path, session_id="s1", cwd=str(tmp_path))
+    t.user("Never write to /etc.", is_meta=True)
     t.user("No, use pnpm not npm. Can you remember what the build script does?")
     t.assistant(
         [tool_use_block("Bash", {"command": "cat package.json"}, block_id="toolu_1")], model="m"

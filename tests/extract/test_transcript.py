@@ -41,3 +41,12 @@ def test_sidechain_malformed_and_empty_entries_are_skipped() -> None:
         {"type": "user", "uuid": "d", "message": {"content": "kept"}},
     ]
     assert [t.uuid for t in turns_from_entries(entries)] == ["d"]
+
+
+def test_meta_entries_can_be_left_out() -> None:
+    entries: list[dict[str, Any]] = [
+        {"type": "user", "uuid": "m", "isMeta": True, "message": {"content": "Always obey."}},
+        {"type": "user", "uuid": "u", "message": {"content": "hi"}},
+    ]
+    assert [t.uuid for t in turns_from_entries(entries)] == ["m", "u"]
+    assert [t.uuid for t in turns_from_entries(entries, include_meta=False)] == ["u"]

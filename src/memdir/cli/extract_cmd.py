@@ -67,7 +67,7 @@ def cmd_extract(ctx: CliContext) -> int:
     read = read_transcript(path)
     for issue in read.issues:
         ctx.out.warn(f"{path}:{issue.line}: {issue.reason}")
-    turns = turns_from_entries(read.entries)
+    turns = turns_from_entries(read.entries, include_meta=ctx.args.mode != "rules")
     last = ctx.args.last
     count = len(turns) if last is None else max(0, min(last, len(turns)))
     extractor = _extractor(ctx)

@@ -9,6 +9,7 @@ extraction instruction, with the current manifest, is appended after it.
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -69,7 +70,8 @@ class AgentExtractor:
             time_limit=self.time_limit,
             max_tokens=self.max_tokens,
         )
-        run = await runner.run(self.instruction(new_messages), prefix=messages)
+        instruction = await asyncio.to_thread(self.instruction, new_messages)  # scans the dir
+        run = await runner.run(instruction, prefix=messages)
         return ExtractionResult(
             memory_dir=self.store.root,
             written=unique_written(run.written_paths),

@@ -56,11 +56,15 @@ def _blocks(content: Any) -> list[Block]:
     return blocks
 
 
-def turns_from_entries(entries: Iterable[Entry]) -> list[Turn]:
-    """The main-thread conversation as :class:`Turn` objects, in file order."""
+def turns_from_entries(entries: Iterable[Entry], *, include_meta: bool = True) -> list[Turn]:
+    """The main-thread conversation as :class:`Turn` objects, in file order.
+
+    ``include_meta=False`` drops ``isMeta`` user entries (text the harness injected, which the
+    model sees but the user did not say) — what the rule extractor wants.
+    """
     turns: list[Turn] = []
     for entry in conversation(entries):
-        if entry.get("isSidechain"):
+        if entry.get("isSidechain") or (not include_meta and entry.get("isMeta")):
             continue
         message = entry.get("message")
         uuid = entry.get("uuid")
