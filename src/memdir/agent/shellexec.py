@@ -26,7 +26,7 @@ _ENV = {"PATH": SAFE_PATH, "LC_ALL": "C.UTF-8", "LANG": "C.UTF-8"}
 
 @dataclass(frozen=True, slots=True)
 class ShellOutput:
-    output: str  # stdout and stderr of every stage, interleaved per pipeline, capped
+    output: str  # stdout+stderr of the last command of each pipeline (others: stdout), capped
     exit_code: int
     truncated: bool
     timed_out: bool
