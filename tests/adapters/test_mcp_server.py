@@ -451,3 +451,22 @@ async def test_instructions_use_the_given_mechanics(
     async with Client(server) as client:
         text = (await client.read_resource("memdir://instructions")).contents[0].text  # type: ignore[union-attr]
     assert expected in text and "memory_recall" in text
+
+
+async def test_overwrite_by_name_keeps_created_and_replaces_corrupt_files(
+    server: MCPServer, store: MemoryStore
+) -> None:
+    args = {"name": "Coffee", "description": "d", "type": "user", "overwrite": True}
+    async with Client(server) as client:
+        await seed(client)
+        memory = store.read("coffee.md")
+        memory.created = "2020-01-02"
+        store.save(memory)
+        out = await call(client, "memory_save", **args, body="Black.")
+        assert out == {"path": "coffee.md", "created": False}
+        assert store.read("coffee.md").created == "2020-01-02"
+        (store.root / "coffee.md").write_text("---\nname: [unclosed\n---\nbroken\n")
+        assert "invalid input" in await fail(client, "memory_read", path="coffee.md")
+        out = await call(client, "memory_save", **args, body="Fixed.")
+        assert out == {"path": "coffee.md", "created": False}
+        assert store.read("coffee.md").body == "Fixed.\n"

@@ -29,7 +29,7 @@ from memdir.model import MEMORY_TYPES, MemoryType
 from memdir.recall.base import MAX_SELECTED, Selector
 from memdir.recall.engine import MemoryRecall
 from memdir.recall.surface import RelevantMemory, surface
-from memdir.store import MemoryStore
+from memdir.store import MemoryStore, slugify
 
 SelectorFactory = Callable[[], Selector]
 LIST_LIMIT = 200
@@ -168,24 +168,29 @@ class MemoryTools:
         overwrite: bool = False,
     ) -> dict[str, Any]:
         mtype = parse_type(type)
+        if not name.strip():
+            raise FrontmatterError("a memory needs a non-empty name")
         if not description.strip():
             raise FrontmatterError("a memory needs a one-line description (used to recall it)")
-        if path is not None:
-            self._refuse_index(path)
+        target = self.store.rel(path) if path else slugify(name) + ".md"
+        self._refuse_index(target)
         with self.store.lock():
-            target = self.store.rel(path) if path else None
-            if overwrite and target is not None and self.store.exists(target):
-                # Replace in place: keep the created date and any extra frontmatter keys.
-                memory = self.store.read(target)
-                memory.name, memory.type = name.strip(), mtype.value
-                memory.description = " ".join(description.split())
-                memory.body = body if body.endswith("\n") or not body else body + "\n"
-                saved = self.store.save(memory)
-                return {"path": saved.path, "created": False}
+            if overwrite and self.store.exists(target):
+                try:
+                    memory = self.store.read(target)
+                except FrontmatterError:  # a corrupt file is replaced whole, as asked
+                    memory = None
+                if memory is not None and target.endswith(".md"):
+                    # Replace in place: keep the created date and any extra frontmatter keys.
+                    memory.name, memory.type = name.strip(), mtype.value
+                    memory.description = " ".join(description.split())
+                    memory.body = body if body.endswith("\n") or not body else body + "\n"
+                    return {"path": self.store.save(memory).path, "created": False}
+            existed = self.store.exists(target)
             created = self.store.create(
                 name, description, mtype, body, rel=target, overwrite=overwrite
             )
-        return {"path": created.path, "created": True}
+        return {"path": created.path, "created": not existed}
 
     def edit(
         self, path: str, old_string: str, new_string: str, replace_all: bool = False
