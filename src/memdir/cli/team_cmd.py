@@ -277,7 +277,19 @@ def cmd_status(ctx: CliContext) -> int:
 def cmd_watch(ctx: CliContext) -> int:
     from memdir.team.watcher import TeamWatcher
 
+    warned: set[tuple[str, str]] = set()
+
     def report(kind: str, payload: Any) -> None:
+        if kind == "push":
+            skipped = _push_payload(payload)["skipped"]
+            fresh = [s for s in skipped if (s["path"], s["reason"]) not in warned]
+            warned.update((s["path"], s["reason"]) for s in fresh)
+            _warn_skipped(ctx, {"skipped": fresh})
+        quiet = (kind == "pull" and payload.status == "not_modified") or (
+            kind == "push" and not payload.uploaded
+        )
+        if quiet and not ctx.out.json_mode:
+            return  # periodic no-ops would drown the events that matter
         if isinstance(payload, SyncError):
             line: dict[str, Any] = {"event": kind, "error": str(payload)}
             text = f"{kind}: {payload}"
@@ -287,7 +299,6 @@ def cmd_watch(ctx: CliContext) -> int:
         elif kind == "push":
             line = {"event": kind, **_push_payload(payload)}
             text = _push_text(line)
-            _warn_skipped(ctx, line)
         else:
             line, text = {"event": kind, "detail": str(payload)}, f"{kind}: {payload}"
         ctx.out.stdout.write((json.dumps(line) if ctx.out.json_mode else text) + "\n")

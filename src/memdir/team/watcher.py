@@ -9,7 +9,8 @@ Invariants:
 - After a permanent failure (bad token, no such repository, a 4xx other than 409/429) pushes are
   suppressed — retrying cannot help and would hammer the server — until a file is deleted in the
   team dir (the user is changing things) or the watcher restarts. Pulls continue.
-- Shutdown awaits the in-flight push, then flushes pending changes with a final push.
+- Shutdown awaits the in-flight push, then flushes with a final push (a no-op when nothing
+  changed), so a write made just before exit is never left behind.
 
 Use it from the CLI (``memdir team watch``) or inside an agent::
 
@@ -147,9 +148,10 @@ class TeamWatcher:
         if self._push_task is not None:
             with contextlib.suppress(Exception):
                 await self._push_task
-        if self._dirty or self._rearm:
-            self._rearm = False
-            await self.push_now()
+        # Always a final push, not only when a change was seen: the last write may be younger
+        # than the watcher's event latency. With nothing changed it sends no request.
+        self._rearm = False
+        await self.push_now()
 
 
 def _hidden(path: Path, root: Path) -> bool:
