@@ -57,7 +57,7 @@ R = TypeVar("R")
 Transport = Literal["stdio", "http"]
 MAX_LIST = 5_000
 
-# Most specific first: the first class in an error's MRO found here names its kind.
+# Looked up along the error's MRO: a subclass without its own entry takes its parent's label.
 _LABELS: dict[type[BaseException], str] = {
     UnsafePathError: "unsafe path",
     MemoryNotFoundError: "not found",

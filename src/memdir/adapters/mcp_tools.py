@@ -73,8 +73,8 @@ class MemoryTools:
         Unlike recall on a user prompt, an explicit tool call is never skipped for being a single
         word: the model asked.
         """
-        if not query.strip():
-            raise MemdirError("query must not be empty")
+        if not query.strip():  # nothing to match on: recall is advisory, so no error either
+            return {"query": query, "memories": []}
         limit = max(1, min(limit, MAX_SELECTED))
         engine = MemoryRecall(self.store.root, self.selector, header_cache=self.header_cache)
         headers = engine.candidates(query, None)
