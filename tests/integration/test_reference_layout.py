@@ -72,7 +72,7 @@ def test_where_resolves_the_reference_dir(reference_home: tuple[Path, Path, Path
 
 
 def test_list_manifest_and_index_check(reference_home: tuple[Path, Path, Path]) -> None:
-    home, project, memory = reference_home
+    home, project, _memory = reference_home
     code, rows = run(home, project, "list")
     assert code == 0
     assert [(r["path"], r["type"]) for r in rows] == [
