@@ -221,3 +221,45 @@ def test_files_are_private(store: MemoryStore) -> None:
 )
 def test_slugify(name: str, slug: str) -> None:
     assert slugify(name) == slug
+
+
+def test_crash_while_writing_a_memory_leaves_old_file_and_index(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store.create("a", "first", "user", "old body")
+    before_file = (store.root / "a.md").read_bytes()
+    before_index = index_text(store)
+
+    def crash(src: object, dst: object) -> None:
+        raise OSError("power cut")
+
+    monkeypatch.setattr(os, "replace", crash)
+    with pytest.raises(OSError, match="power cut"):
+        store.create("a", "second", "user", "new body", overwrite=True)
+    monkeypatch.undo()
+    assert (store.root / "a.md").read_bytes() == before_file
+    assert index_text(store) == before_index
+    assert sorted(p.name for p in store.root.iterdir()) == [".memdir.lock", "MEMORY.md", "a.md"]
+
+
+def test_crash_between_memory_and_index_write_is_detected_and_repaired(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import memdir.store as store_module
+
+    real = store_module.atomic_write
+
+    def crash_on_index(path: Path, data: str | bytes, **kw: int) -> None:
+        if path.name == "MEMORY.md":
+            raise OSError("crash before the index line")
+        real(path, data, **kw)
+
+    monkeypatch.setattr(store_module, "atomic_write", crash_on_index)
+    with pytest.raises(OSError):
+        store.create("b", "second", "user", "complete body")
+    monkeypatch.undo()
+    assert store.read("b.md").body == "complete body\n"  # the memory itself is whole
+    [report] = store.check_index()
+    assert report.unindexed == ["b.md"]  # the drift is reported, not hidden
+    store.rebuild_index()
+    assert index_text(store) == "- [b](b.md) — second\n"
