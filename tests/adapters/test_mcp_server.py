@@ -107,8 +107,13 @@ async def test_tool_surface(server: MCPServer) -> None:
         assert {t.name for t in listed.tools} == TOOLS
         recall = next(t for t in listed.tools if t.name == "memory_recall")
         assert recall.input_schema["properties"]["limit"]["maximum"] == 5
-        save = next(t for t in listed.tools if t.name == "memory_save")
-        assert set(save.input_schema["required"]) == {"name", "description", "type", "body"}
+        hints = {t.name: t.annotations for t in listed.tools}
+    read_only = {n for n, a in hints.items() if a is not None and a.read_only_hint}
+    assert read_only == {"memory_recall", "memory_read", "memory_list", "memory_index"}
+    destructive = {n for n, a in hints.items() if a is not None and a.destructive_hint}
+    assert destructive == {"memory_delete", "memory_save"}
+    save = next(t for t in listed.tools if t.name == "memory_save")
+    assert set(save.input_schema["required"]) == {"name", "description", "type", "body"}
 
 
 async def test_save_read_list_index(server: MCPServer, store: MemoryStore) -> None:
@@ -470,3 +475,11 @@ async def test_overwrite_by_name_keeps_created_and_replaces_corrupt_files(
         out = await call(client, "memory_save", **args, body="Fixed.")
         assert out == {"path": "coffee.md", "created": False}
         assert store.read("coffee.md").body == "Fixed.\n"
+
+
+def test_cli_default_port_matches_the_server() -> None:
+    from memdir.adapters.mcp_server import DEFAULT_HTTP_PORT
+    from memdir.cli.main import build_parser
+
+    args = build_parser().parse_args(["mcp", "--transport", "http"])
+    assert (args.port, args.host, args.transport) == (DEFAULT_HTTP_PORT, "127.0.0.1", "http")

@@ -48,6 +48,7 @@ from memdir.store import MemoryStore
 try:
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.types import ToolAnnotations
     from pydantic import Field
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise MissingExtraError("mcp", "mcp") from exc
@@ -56,6 +57,13 @@ P = ParamSpec("P")
 R = TypeVar("R")
 Transport = Literal["stdio", "http"]
 MAX_LIST = 5_000
+DEFAULT_HTTP_PORT = 8766  # the team sync server defaults to 8765
+
+# Hints for clients that ask before running tools: reads never change anything, and every tool
+# stays inside the memory dir (closed world).
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
 
 # Looked up along the error's MRO: a subclass without its own entry takes its parent's label.
 _LABELS: dict[type[BaseException], str] = {
@@ -188,7 +196,10 @@ def build_server(
         "memdir", version=__version__, instructions=DEFAULT_INSTRUCTIONS, log_level="WARNING"
     )
 
-    @server.tool(description="Find the memories relevant to a query (at most 5), with content.")
+    @server.tool(
+        description="Find the memories relevant to a query (at most 5), with content.",
+        annotations=READ_ONLY,
+    )
     @tool_errors
     async def memory_recall(
         query: Annotated[str, Field(description="what you need context for")],
@@ -196,12 +207,17 @@ def build_server(
     ) -> dict[str, Any]:
         return await tools.recall(query, limit)
 
-    @server.tool(description="Read one memory: frontmatter fields, body, age and content hash.")
+    @server.tool(
+        description="Read one memory: frontmatter fields, body, age and content hash.",
+        annotations=READ_ONLY,
+    )
     @tool_errors
     def memory_read(path: PathArg) -> dict[str, Any]:
         return tools.read(path)
 
-    @server.tool(description="List memories (newest first), optionally of one type.")
+    @server.tool(
+        description="List memories (newest first), optionally of one type.", annotations=READ_ONLY
+    )
     @tool_errors
     def memory_list(
         type: Annotated[str | None, Field(description="user|feedback|project|reference")] = None,
@@ -211,7 +227,8 @@ def build_server(
 
     @server.tool(
         description="Save a memory (name, one-line description, type, body). Fails if the file "
-        "exists unless overwrite is true; the path defaults to a slug of the name."
+        "exists unless overwrite is true; the path defaults to a slug of the name.",
+        annotations=DESTRUCTIVE,  # overwrite=true replaces a file
     )
     @tool_errors
     def memory_save(
@@ -226,7 +243,8 @@ def build_server(
 
     @server.tool(
         description="Replace an exact string in a memory; it must be unique unless "
-        "replace_all is true."
+        "replace_all is true.",
+        annotations=WRITES,
     )
     @tool_errors
     def memory_edit(
@@ -234,17 +252,26 @@ def build_server(
     ) -> dict[str, Any]:
         return tools.edit(path, old_string, new_string, replace_all)
 
-    @server.tool(description="Delete a memory file (its MEMORY.md line goes with it).")
+    @server.tool(
+        description="Delete a memory file (its MEMORY.md line goes with it).",
+        annotations=DESTRUCTIVE,
+    )
     @tool_errors
     def memory_delete(path: PathArg) -> dict[str, Any]:
         return tools.delete(path)
 
-    @server.tool(description="Rename or move a memory; refuses to overwrite an existing file.")
+    @server.tool(
+        description="Rename or move a memory; refuses to overwrite an existing file.",
+        annotations=WRITES,
+    )
     @tool_errors
     def memory_rename(old_path: PathArg, new_path: PathArg) -> dict[str, Any]:
         return tools.rename(old_path, new_path)
 
-    @server.tool(description="MEMORY.md, the one-line-per-memory index, as loaded into prompts.")
+    @server.tool(
+        description="MEMORY.md, the one-line-per-memory index, as loaded into prompts.",
+        annotations=READ_ONLY,
+    )
     @tool_errors
     def memory_index() -> dict[str, Any]:
         return tools.index()
@@ -279,7 +306,11 @@ def check_loopback(host: str) -> str:
 
 
 def serve(
-    server: MCPServer, transport: Transport, *, host: str = "127.0.0.1", port: int = 8765
+    server: MCPServer,
+    transport: Transport,
+    *,
+    host: str = "127.0.0.1",
+    port: int = DEFAULT_HTTP_PORT,
 ) -> None:
     """Run until the client disconnects (stdio) or the process is stopped (http)."""
     if transport == "stdio":

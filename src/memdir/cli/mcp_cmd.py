@@ -11,8 +11,6 @@ from pathlib import Path
 
 from memdir.cli.context import CliContext
 
-DEFAULT_HTTP_PORT = 8766  # the team sync server defaults to 8765
-
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
@@ -26,7 +24,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--dir", type=Path, default=argparse.SUPPRESS, help="the memory dir (absolute)")
     p.add_argument("--transport", choices=("stdio", "http"), default="stdio")
     p.add_argument("--host", default="127.0.0.1", help="HTTP bind address (loopback only)")
-    p.add_argument("--port", type=int, default=DEFAULT_HTTP_PORT, help="HTTP port")
+    # mcp_server.DEFAULT_HTTP_PORT, not imported so that parsing never loads the mcp SDK
+    p.add_argument("--port", type=int, default=8766, help="HTTP port (default 8766)")
     p.set_defaults(handler=cmd_mcp)
 
 
