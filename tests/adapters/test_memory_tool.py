@@ -387,6 +387,22 @@ def test_concurrent_inserts_lose_no_line(tmp_path: Path) -> None:
     assert sorted(lines) == sorted(f"w{n}-{i}" for n in range(4) for i in range(15))
 
 
+@pytest.mark.parametrize("tool_cls", [MemdirMemoryTool, MemdirAsyncMemoryTool])
+async def test_for_dir_installs_the_team_secret_guard(tmp_path: Path, tool_cls: type) -> None:
+    tool = tool_cls.for_dir(tmp_path / "mem")
+    leak = _create("/memories/team/aws.md", "key AKIAIOSFODNN7EXAMPLE\n")
+    private = _create("/memories/aws.md", "key AKIAIOSFODNN7EXAMPLE\n")
+    with pytest.raises(ToolError) as info:
+        result = tool.call(leak)
+        if tool_cls is MemdirAsyncMemoryTool:
+            await result
+    assert "potential secrets (AWS access key)" in str(info.value.content)
+    assert not (tmp_path / "mem" / "team" / "aws.md").exists()
+    done = tool.call(private)  # private memory is the user's own: not scanned
+    text = await done if tool_cls is MemdirAsyncMemoryTool else done
+    assert text == "File created successfully at: /memories/aws.md"
+
+
 def test_to_dict_is_the_builtin_memory_tool(tmp_path: Path) -> None:
     tool = MemdirMemoryTool(MemoryStore(tmp_path / "mem"))
     assert tool.to_dict() == {"type": "memory_20250818", "name": "memory"}
@@ -406,12 +422,20 @@ def _message(content: list[dict[str, Any]], stop: str, n: int) -> dict[str, Any]
 
 
 def test_drives_through_the_sdk_tool_runner(tmp_path: Path) -> None:
-    """A scripted API (mock transport): tool_use create, then end_turn. No network."""
+    """A scripted API (mock transport): two tool_use blocks, then end_turn. No network.
+
+    The good call writes (and indexes) a memory; the traversal comes back to the model as an
+    ``is_error`` tool result with the SDK's text, and nothing is written outside.
+    """
     requests: list[dict[str, Any]] = []
     create = {"command": "create", "path": "/memories/coffee.md", "file_text": MD}
+    escape = {"command": "create", "path": "/memories/../escaped.md", "file_text": "x"}
     replies = [
         _message(
-            [{"type": "tool_use", "id": "toolu_1", "name": "memory", "input": create}],
+            [
+                {"type": "tool_use", "id": "toolu_1", "name": "memory", "input": create},
+                {"type": "tool_use", "id": "toolu_2", "name": "memory", "input": escape},
+            ],
             "tool_use",
             1,
         ),
@@ -438,11 +462,15 @@ def test_drives_through_the_sdk_tool_runner(tmp_path: Path) -> None:
     assert final.content[0].type == "text"
     assert len(requests) == 2
     assert {"type": "memory_20250818", "name": "memory"} in requests[0]["tools"]
-    result = requests[1]["messages"][-1]["content"][0]
-    assert result["type"] == "tool_result" and result["tool_use_id"] == "toolu_1"
-    assert "File created successfully at: /memories/coffee.md" in json.dumps(result)
+    ok, refused = requests[1]["messages"][-1]["content"]
+    assert ok["type"] == "tool_result" and ok["tool_use_id"] == "toolu_1"
+    assert not ok.get("is_error")
+    assert "File created successfully at: /memories/coffee.md" in json.dumps(ok)
+    assert refused["tool_use_id"] == "toolu_2" and refused["is_error"] is True
+    assert "Path /memories/../escaped.md would escape /memories directory" in json.dumps(refused)
     assert store.read("coffee.md").name == "Coffee"
     assert "(coffee.md)" in _index(store)
+    assert not (tmp_path / "escaped.md").exists()
 
 
 PIECES = st.sampled_from(["..", ".", "/", "\\", "%2e", "%2E", "%2f", "%00", "a", "b.md", "~",

@@ -14,11 +14,13 @@ An unexpected OS error is reported by its kind only, never with a path outside t
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import TypeVar
 
 from memdir.adapters.memory_commands import MemoryCommands
 from memdir.errors import MemdirError, MissingExtraError
 from memdir.store import MemoryStore
+from memdir.team.guard import team_secret_guard
 
 try:
     from anthropic.lib.tools import ToolError
@@ -37,6 +39,12 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     raise MissingExtraError("anthropic", "anthropic") from exc
 
 T = TypeVar("T")
+
+
+def guarded_store(root: Path) -> MemoryStore:
+    """A store for ``root`` with the team secret guard installed: what a model should write to."""
+    root = Path(root).expanduser()
+    return MemoryStore(root, guards=[team_secret_guard(root=root)])
 
 
 def _as_tool_error(fn: Callable[[], T]) -> T:
@@ -62,6 +70,13 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
     ) -> None:
         super().__init__(cache_control=cache_control)
         self.commands = MemoryCommands(store)
+
+    @classmethod
+    def for_dir(
+        cls, root: Path, *, cache_control: BetaCacheControlEphemeralParam | None = None
+    ) -> MemdirMemoryTool:
+        """The tool on ``root`` through :func:`guarded_store` (credentials kept out of team/)."""
+        return cls(guarded_store(root), cache_control=cache_control)
 
     def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
         return _as_tool_error(lambda: self.commands.view(command.path, command.view_range))
@@ -99,6 +114,13 @@ class MemdirAsyncMemoryTool(BetaAsyncAbstractMemoryTool):
         super().__init__(cache_control=cache_control)
         self.commands = MemoryCommands(store)
 
+    @classmethod
+    def for_dir(
+        cls, root: Path, *, cache_control: BetaCacheControlEphemeralParam | None = None
+    ) -> MemdirAsyncMemoryTool:
+        """The tool on ``root`` through :func:`guarded_store` (credentials kept out of team/)."""
+        return cls(guarded_store(root), cache_control=cache_control)
+
     async def _run(self, fn: Callable[[], str]) -> str:
         return await run_sync(_as_tool_error, fn)
 
@@ -125,4 +147,4 @@ class MemdirAsyncMemoryTool(BetaAsyncAbstractMemoryTool):
         return await self._run(lambda: self.commands.rename(command.old_path, command.new_path))
 
 
-__all__ = ["MemdirAsyncMemoryTool", "MemdirMemoryTool"]
+__all__ = ["MemdirAsyncMemoryTool", "MemdirMemoryTool", "guarded_store"]
