@@ -90,7 +90,9 @@ _scalar = st.one_of(_text, st.integers(), st.booleans())
 
 
 @given(
-    meta=st.dictionaries(st.text(st.characters(min_codepoint=97, max_codepoint=122), min_size=1), _scalar, max_size=5),
+    meta=st.dictionaries(
+        st.text(st.characters(min_codepoint=97, max_codepoint=122), min_size=1), _scalar, max_size=5
+    ),
     body=_text,
 )
 def test_parse_dump_round_trip(meta: dict[str, object], body: str) -> None:

@@ -44,7 +44,13 @@ def test_hard_cut_when_no_newline() -> None:
 
 @pytest.mark.parametrize(
     ("n", "text"),
-    [(0, "0 bytes"), (1023, "1023 bytes"), (1024, "1KB"), (1536, "1.5KB"), (3 * 1024 * 1024, "3MB")],
+    [
+        (0, "0 bytes"),
+        (1023, "1023 bytes"),
+        (1024, "1KB"),
+        (1536, "1.5KB"),
+        (3 * 1024 * 1024, "3MB"),
+    ],
 )
 def test_format_size(n: int, text: str) -> None:
     assert index.format_size(n) == text
@@ -60,7 +66,9 @@ def test_entry_line_is_short_and_parses_back() -> None:
 def test_upsert_replaces_and_keeps_hand_written_lines() -> None:
     text = "# My memories\n\nSome notes I wrote.\n- [Old](a.md) — old hook\n- [B](b.md) — b\n"
     out = index.upsert_entry(text, "a.md", "- [New](a.md) — new hook")
-    assert out == "# My memories\n\nSome notes I wrote.\n- [New](a.md) — new hook\n- [B](b.md) — b\n"
+    assert (
+        out == "# My memories\n\nSome notes I wrote.\n- [New](a.md) — new hook\n- [B](b.md) — b\n"
+    )
     out = index.upsert_entry(out, "c.md", "- [C](c.md) — c")
     assert out.endswith("- [B](b.md) — b\n- [C](c.md) — c\n")
     assert index.remove_entry(out, "b.md").count("b.md") == 0
@@ -88,7 +96,9 @@ def test_index_scope(rel: str, scope: tuple[str, str] | None) -> None:
 
 
 def test_check_text_finds_every_kind_of_drift() -> None:
-    text = "- [A](a.md) — a\n- [A](a.md) — again\n- [Gone](gone.md) — x\n- [Web](https://x.io) — y\n"
+    text = (
+        "- [A](a.md) — a\n- [A](a.md) — again\n- [Gone](gone.md) — x\n- [Web](https://x.io) — y\n"
+    )
     text += "- " + "w" * 250 + "\n"
     r = index.check_text("MEMORY.md", text, {"a.md", "b.md"}, {"a.md", "b.md"})
     assert r.duplicates == ["a.md"]

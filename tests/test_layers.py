@@ -9,8 +9,18 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "memdir"
 CORE = {
-    "errors", "atomic", "pathsafe", "model", "frontmatter", "store", "index", "scan", "age",
-    "transcripts", "config", "paths",
+    "errors",
+    "atomic",
+    "pathsafe",
+    "model",
+    "frontmatter",
+    "store",
+    "index",
+    "scan",
+    "age",
+    "transcripts",
+    "config",
+    "paths",
 }
 ADAPTERS = {"adapters", "cli", "__main__"}
 

@@ -39,7 +39,12 @@ def test_bad_relative_names_are_refused(bad: str, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("name", "normal"),
-    [("a.md", "a.md"), ("./a/b.md", "a/b.md"), ("a//b.md", "a/b.md"), ("caf\u00e9.md", "caf\u00e9.md")],
+    [
+        ("a.md", "a.md"),
+        ("./a/b.md", "a/b.md"),
+        ("a//b.md", "a/b.md"),
+        ("caf\u00e9.md", "caf\u00e9.md"),
+    ],
 )
 def test_good_names_normalise(name: str, normal: str) -> None:
     assert check_relative(name) == normal

@@ -105,7 +105,9 @@ def test_manifest_format(tmp_path: Path) -> None:
     assert iso_mtime(0) == "1970-01-01T00:00:00.000Z"
 
 
-def test_header_cache_rescan_reads_no_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_header_cache_rescan_reads_no_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = tmp_path / "mem"
     for i in range(10_000):
         write(root, f"d{i % 50}/m{i}.md", mem(f"m{i}", f"desc {i}"))
