@@ -13,13 +13,13 @@ from mcp import Client
 from mcp.server.mcpserver import MCPServer
 
 from memdir import errors
-from memdir.adapters.keyword_select import KeywordSelector
 from memdir.adapters.mcp_server import (
     build_server,
     check_loopback,
     default_selector_factory,
     describe,
 )
+from memdir.recall.keyword import KeywordSelector
 from memdir.store import MemoryStore
 
 TOOLS = {

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, ParamSpec, TypeVar
 
 from memdir import __version__
-from memdir.adapters.keyword_select import KeywordSelector
 from memdir.adapters.mcp_tools import LIST_LIMIT, MemoryTools, SelectorFactory
 from memdir.errors import (
     ConfigError,
@@ -43,6 +42,7 @@ from memdir.errors import (
 from memdir.prompts import build_memory_prompt
 from memdir.recall.base import MAX_SELECTED, Selector
 from memdir.recall.factory import local_selector
+from memdir.recall.keyword import KeywordSelector
 from memdir.store import MemoryStore
 
 try:

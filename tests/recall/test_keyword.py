@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from memdir.adapters.keyword_select import KeywordSelector, words
 from memdir.model import MemoryHeader
+from memdir.recall.keyword import KeywordSelector, words
 
 
 def header(
