@@ -28,8 +28,14 @@ from memdir.llm.retry import RetryingProvider
     ],
 )  # fmt: skip
 def test_openai_specs(
-    spec: str, env: dict[str, str], base_url: str, key_in_header: str, max_tokens_param: str
+    spec: str,
+    env: dict[str, str],
+    base_url: str,
+    key_in_header: str,
+    max_tokens_param: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://leaked.invalid/v1")
     provider = provider_from_spec(spec, env)
     assert isinstance(provider, RetryingProvider)
     inner = provider.inner
@@ -48,12 +54,15 @@ def test_openai_specs(
         ({"ANTHROPIC_API_KEY": "a1", "MEMDIR_ANTHROPIC_API_KEY": "a2"}, "a2"),
     ],
 )
-def test_anthropic_spec(env: dict[str, str], key: str) -> None:
+def test_anthropic_spec(env: dict[str, str], key: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The process environment must not leak in: only the injected mapping counts.
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://leaked.invalid")
     provider = provider_from_spec("anthropic:claude-test", env)
     assert isinstance(provider, RetryingProvider)
     assert isinstance(provider.inner, AnthropicProvider)
     assert provider.inner.model == "claude-test"
     assert provider.inner._client.api_key == key
+    assert str(provider.inner._client.base_url).rstrip("/") == "https://api.anthropic.com"
 
 
 @pytest.mark.usefixtures("allow_real_providers")

@@ -40,6 +40,8 @@ if TYPE_CHECKING:
     import anthropic
     import httpx2
 
+ANTHROPIC_API_URL = "https://api.anthropic.com"
+
 
 def _block_param(block: Block) -> dict[str, Any]:
     if isinstance(block, TextBlock):
@@ -162,7 +164,11 @@ class AnthropicProvider:
             raise MissingExtraError("anthropic", "anthropic") from None
         self.model = model
         self._client: anthropic.AsyncAnthropic = anthropic.AsyncAnthropic(
-            api_key=api_key, base_url=base_url, http_client=http_client, max_retries=0
+            api_key=api_key,
+            # Explicit, so the SDK never falls back to reading os.environ itself.
+            base_url=base_url or ANTHROPIC_API_URL,
+            http_client=http_client,
+            max_retries=0,
         )
 
     async def complete(self, request: CompletionRequest) -> Completion:

@@ -41,6 +41,8 @@ if TYPE_CHECKING:
     import httpx2
     import openai
 
+OPENAI_API_URL = "https://api.openai.com/v1"
+
 _FINISH_TO_STOP = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use"}
 
 
@@ -192,7 +194,8 @@ class OpenAICompatProvider:
         self.max_tokens_param = max_tokens_param
         self._client: openai.AsyncOpenAI = openai.AsyncOpenAI(
             api_key=api_key or "not-needed",
-            base_url=base_url,
+            # Explicit, so the SDK never falls back to reading os.environ itself.
+            base_url=base_url or OPENAI_API_URL,
             http_client=http_client,
             max_retries=0,
         )
