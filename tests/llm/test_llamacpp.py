@@ -154,6 +154,13 @@ async def test_library_errors_become_provider_errors() -> None:
         await LlamaCppProvider(llama=FakeLlama(None)).complete(ask("q"))
 
 
+async def test_a_file_that_is_not_a_model_is_a_provider_error(tmp_path: Path) -> None:
+    fake = tmp_path / "fake.gguf"
+    fake.write_bytes(b"not a gguf file at all")
+    with pytest.raises(ProviderError, match=r"llama\.cpp failed"):
+        await LlamaCppProvider(fake).complete(ask("q"))
+
+
 async def test_timeout_abandons_the_wait() -> None:
     provider = LlamaCppProvider(llama=FakeLlama("{}", delay=0.5))
     with pytest.raises(ProviderUnavailableError, match="exceeded"):

@@ -211,10 +211,9 @@ class LlamaCppProvider:
         if request.stop:
             kwargs["stop"] = list(request.stop)
         with self._lock:
-            llama = self._load()
             try:
-                result: dict[str, Any] = llama.create_chat_completion(**kwargs)
-            except (ValueError, RuntimeError) as exc:  # e.g. prompt longer than n_ctx
+                result: dict[str, Any] = self._load().create_chat_completion(**kwargs)
+            except (ValueError, RuntimeError) as exc:  # unloadable file, prompt beyond n_ctx
                 raise ProviderError(f"llama.cpp failed: {exc}") from exc
         return result
 
