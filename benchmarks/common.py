@@ -58,7 +58,9 @@ def table(rows: Sequence[Sequence[object]], header: Sequence[str]) -> str:
     """A GitHub-flavoured Markdown table (also readable in a terminal)."""
     cells = [[str(c) for c in header], *[[_fmt(c) for c in row] for row in rows]]
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    lines = ["| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in cells]
+    lines = [
+        "| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in cells
+    ]
     lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
     return "\n".join(lines)
 

@@ -31,7 +31,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import (  # noqa: E402
+from common import (
     estimate_tokens,
     machine,
     mean,
@@ -41,11 +41,10 @@ from common import (  # noqa: E402
     update_docs_section,
     write_if_changed,
 )
-
-from memdir.recall.embed import MiniLMEmbedder  # noqa: E402
-from memdir.recall.fusion import FusionConfig  # noqa: E402
-from memdir.recall.lexical import LexicalIndex, TermAnalyzer  # noqa: E402
-from memdir.recall.local import DEFAULT_MIN_SIMILARITY, LocalSelector  # noqa: E402
+from memdir.recall.embed import MiniLMEmbedder
+from memdir.recall.fusion import FusionConfig
+from memdir.recall.lexical import LexicalIndex, TermAnalyzer
+from memdir.recall.local import DEFAULT_MIN_SIMILARITY, LocalSelector
 
 DATA = Path("/work/shared/bench/locomo/locomo10.json")
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
@@ -218,13 +217,17 @@ def top(scores: np.ndarray, k: int = 10) -> list[int]:
 
 
 ZSCORE = FusionConfig("weighted", 0.5, 0.5, "zscore")
-LEXICAL_VARIANTS = {"k1=1.2 b=0.75": (1.2, 0.75), "k1=0.9 b=0.4": (0.9, 0.4), "k1=1.5 b=1.0": (1.5, 1.0)}
+LEXICAL_VARIANTS = {
+    "k1=1.5 b=0.75": (1.5, 0.75),
+    "k1=1.2 b=0.75": (1.2, 0.75),
+    "k1=0.9 b=0.75": (0.9, 0.75),
+}
 ABLATIONS: dict[str, FusionConfig | str] = {
     "BM25 baseline (bm25s stopwords, stemmed)": "baseline",
     "BM25, question-aware analyzer": "lexical",
     "MiniLM only (cosine)": "semantic",
     "weighted min-max 0.5/0.5": FusionConfig("weighted", 0.5, 0.5, "minmax"),
-    "weighted z-score 0.5/0.5 (default)": ZSCORE,
+    "weighted z-score 0.5/0.5, BM25 k1=0.9 b=0.4 (default)": ZSCORE,
     "weighted z-score sem 0.6 / lex 0.4": FusionConfig("weighted", 0.6, 0.4, "zscore"),
     "weighted z-score sem 0.4 / lex 0.6": FusionConfig("weighted", 0.4, 0.6, "zscore"),
     "RRF k=60": FusionConfig("rrf", 0.5, 0.5, rrf_k=60.0),
@@ -249,7 +252,9 @@ def run_mode(mode: str, convs: list[dict[str, Any]], args: argparse.Namespace) -
     cat5_total = 0
     build_seconds = 0.0
     memories = skipped = 0
-    for conv in convs:
+    foreign_none = foreign_total = 0
+    foreign_returned: list[int] = []
+    for position, conv in enumerate(convs):
         mems = build_memories(conv, mode)
         memories += len(mems)
         memory_dir = work / "memory" / mode / conv["sample_id"]
@@ -274,7 +279,9 @@ def run_mode(mode: str, convs: list[dict[str, Any]], args: argparse.Namespace) -
         tokens_of = {
             d.rel: estimate_tokens((memory_dir / d.rel).read_text(encoding="utf-8")) for d in docs
         }
-        texts = [f"{by_rel[d.rel].name}\n{by_rel[d.rel].description}\n{by_rel[d.rel].body}" for d in docs]
+        texts = [
+            f"{by_rel[d.rel].name}\n{by_rel[d.rel].description}\n{by_rel[d.rel].body}" for d in docs
+        ]
         base, analyse = baseline_index(texts)
         plain = base  # the baseline analyzer doubles as the "plain lexical" ablation arm
         qs, skip = questions(conv, mode)
@@ -304,6 +311,16 @@ def run_mode(mode: str, convs: list[dict[str, Any]], args: argparse.Namespace) -
                 run_ablation(
                     q, selector, base_scores, plain, analyse, strip, units, ablation, variants
                 )
+        # Selectivity probe: questions about *other* people (the next conversation's, cats 1-4).
+        other = convs[(position + 1) % len(convs)]
+        if other is not conv:
+            for q in [q for q in questions(other, mode)[0] if q.category != 5][: args.foreign]:
+                kept = [
+                    r for r in selector.rank(q.text, k=20) if selector.drop_reason(r, ()) is None
+                ]
+                foreign_total += 1
+                foreign_none += not kept
+                foreign_returned.append(min(5, len(kept)))
     cats = [c for c in (1, 2, 3, 4) if c in per_cat]
     overall, base_overall = Scores(), Scores()
     for c in cats:
@@ -322,6 +339,7 @@ def run_mode(mode: str, convs: list[dict[str, Any]], args: argparse.Namespace) -
         "tokens_gated": (mean(tokens_gated), percentile(tokens_gated, 95)),
         "returned": mean(returned),
         "cat5_none": (cat5_none, cat5_total),
+        "foreign": (foreign_none, foreign_total, mean(foreign_returned)),
         "build_seconds": build_seconds,
         "memories": memories,
         "skipped": skipped,
@@ -355,7 +373,9 @@ def run_ablation(
             scores = FusionConfig().fuse(base_scores, semantic)
         elif arm == "zscore-stripped-query":
             stripped = " ".join(strip.terms(q.text)) or q.text
-            scores = FusionConfig().fuse(lexical, index.vectors @ index.embedder.embed([stripped])[0])
+            scores = FusionConfig().fuse(
+                lexical, index.vectors @ index.embedder.embed([stripped])[0]
+            )
         elif arm == "zscore-prf":
             first = ZSCORE.fuse(lexical, semantic)
             feedback = index.vectors[top(first, 3)].mean(axis=0)
@@ -385,7 +405,13 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace, command: str
             if c in r["per_cat"]:
                 mine, base = r["per_cat"][c], r["base_cat"][c]
                 cat_rows.append(
-                    [r["mode"], f"{c} {CATEGORIES[c]}", len(mine.r5), *mine.row()[:3], mean(base.r5)]
+                    [
+                        r["mode"],
+                        f"{c} {CATEGORIES[c]}",
+                        len(mine.r5),
+                        *mine.row()[:3],
+                        mean(base.r5),
+                    ]
                 )
     parts += [
         "",
@@ -408,6 +434,7 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace, command: str
                 f"{r['returned']:.2f}",
                 f"{r['tokens_gated'][0]:.0f} / {r['tokens_gated'][1]:.0f}",
                 f"{none}/{total}",
+                f"{r['foreign'][0]}/{r['foreign'][1]} ({r['foreign'][2]:.2f})",
             ]
         )
     parts += [
@@ -427,11 +454,18 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace, command: str
                 f"returned with gate (cos ≥ {DEFAULT_MIN_SIMILARITY})",
                 "tokens gated mean / p95",
                 "cat-5 returned none",
+                "other people's questions: none (mean returned)",
             ],
         ),
         "",
-        "Tokens are estimated as characters / 4 of the whole memory files injected. Recall latency is "
-        "`LocalSelector.rank` on a warm index (query embedding + BM25 + fusion), all memories.",
+        "Tokens are estimated as characters / 4 of the whole memory files injected. "
+        "Recall latency is "
+        "`LocalSelector.rank` on a warm index (query embedding + BM25 + fusion), all memories. "
+        "The gate keeps a memory only if its cosine similarity to the query is ≥ "
+        f"{DEFAULT_MIN_SIMILARITY}. Category-5 questions are about the same two people (their "
+        "evidence turns exist), so the gate rightly keeps memories for them; the selectivity probe "
+        "asks each store the next conversation's questions (other people, other events), where "
+        "returning nothing is the right answer.",
     ]
     for r in results:
         if r["ablation"]:
@@ -453,6 +487,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--workdir", default="/tmp/memdir-locomo")
     parser.add_argument("--reuse-cache", action="store_true", help="keep embeddings between runs")
     parser.add_argument("--ablation", action="store_true", help="also compare fusion variants")
+    parser.add_argument("--foreign", type=int, default=50, help="probe questions per store")
     parser.add_argument("--no-docs", action="store_true", help="do not update docs/benchmarks.md")
     args = parser.parse_args(argv)
     convs = json.loads(Path(args.data).read_text(encoding="utf-8"))[: args.limit_convs]

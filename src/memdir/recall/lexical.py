@@ -53,6 +53,11 @@ QUESTION_WORDS: frozenset[str] = _words(
 )
 
 _SPLIT = r"(?u)\b\w+\b"
+# Anserini's defaults for short passages: memories are short, so weaker length normalisation
+# (b) and earlier term-frequency saturation (k1) than Lucene's 1.2/0.75 (LoCoMo ablation in
+# docs/benchmarks.md).
+K1 = 0.9
+B = 0.4
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +118,7 @@ class LexicalIndex:
     """A BM25 index over a fixed list of documents; ``scores(query)`` covers every document."""
 
     def __init__(
-        self, analyzer: TermAnalyzer | None = None, *, k1: float = 1.5, b: float = 0.75
+        self, analyzer: TermAnalyzer | None = None, *, k1: float = K1, b: float = B
     ) -> None:
         self.analyzer = analyzer or TermAnalyzer()
         self.k1 = k1

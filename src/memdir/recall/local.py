@@ -168,7 +168,7 @@ class LocalSelector:
         top: int | None = 20,
     ) -> list[Explanation]:
         """Every candidate (or the ``top`` few) in fused order, with the selection verdict."""
-        ranked = self.rank(query, k=len(self.index.docs) if top is None else top, headers=headers)
+        ranked = self.rank(query, k=2**31 if top is None else top, headers=headers)
         out: list[Explanation] = []
         chosen = 0
         for position, doc in enumerate(ranked, start=1):
