@@ -164,3 +164,28 @@ def test_freshness_check_against_headers(dirs: tuple[Path, Path]) -> None:
     assert index.is_fresh_for(scan_headers(dirs[0]).headers)
     write(dirs[0], "later.md", "Later", "A new memory", "body")
     assert not index.is_fresh_for(scan_headers(dirs[0]).headers)
+
+
+def test_concurrent_refreshes_leave_a_loadable_cache(dirs: tuple[Path, Path]) -> None:
+    import threading
+
+    errors: list[BaseException] = []
+
+    def refresh_many(index: SearchIndex, tag: str) -> None:
+        try:
+            for i in range(5):
+                write(dirs[0], f"{tag}-{i}.md", f"note {tag} {i}", "a note", f"body {tag} {i}")
+                index.refresh()
+        except BaseException as exc:  # surfaced below: a thread's failure must fail the test
+            errors.append(exc)
+
+    threads = [threading.Thread(target=refresh_many, args=(make(dirs), tag)) for tag in ("a", "b")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    report = make(dirs).refresh()
+    assert report.problems == []
+    cache = dirs[1] / "search" / "hashing-256"
+    assert len(list(cache.glob("vectors-*.npy"))) == 1

@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from memdir.atomic import atomic_write, content_hash, ensure_dir
-from memdir.errors import FrontmatterError
+from memdir.atomic import atomic_write, content_hash, ensure_dir, locked
+from memdir.errors import FrontmatterError, LockHeldError
 from memdir.frontmatter import parse
 from memdir.model import MemoryHeader
 from memdir.recall.embed import Embedder, Vectors
@@ -39,6 +39,8 @@ from memdir.scan import iter_memory_files
 log = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
+SAVE_LOCK_TIMEOUT = 10.0
+_GENERATION_FILES = ("vectors", "lexical", "terms")
 MTIME_TOLERANCE = 1e-6  # seconds; header mtimes are floats and round-trip through JSON
 
 
@@ -307,30 +309,35 @@ class SearchIndex:
     def _save(self, report: RefreshReport) -> None:
         try:
             ensure_dir(self.cache_dir)
-            generation = secrets.token_hex(6)
-            buffer = io.BytesIO()
-            np.save(buffer, self.vectors, allow_pickle=False)
-            atomic_write(self.cache_dir / f"vectors-{generation}.npy", buffer.getvalue())
-            self.lexical.save(self.cache_dir / f"lexical-{generation}.npz")
-            terms = json.dumps(self._terms or [])
-            atomic_write(self.cache_dir / f"terms-{generation}.json", terms)
-            manifest = {
-                "header": self._expected_header(),
-                "generation": generation,
-                "docs": [d.to_json() for d in self.docs],
-            }
-            atomic_write(self._manifest_path(), json.dumps(manifest))
-        except OSError as exc:
+            # Two processes refreshing one cache must not delete each other's generation files.
+            with locked(self.cache_dir / "index.lock", timeout=SAVE_LOCK_TIMEOUT):
+                generation = self._write_generation()
+                self._remove_stale_generations(generation)
+        except (OSError, LockHeldError) as exc:
             # The in-memory index is complete; only the next process pays for a rebuild.
-            report.problems.append(f"search index not saved ({exc.strerror or exc})")
+            report.problems.append(f"search index not saved ({exc})")
             return
         self._generation = generation
-        self._remove_stale_generations(generation)
+
+    def _write_generation(self) -> str:
+        generation = secrets.token_hex(6)
+        buffer = io.BytesIO()
+        np.save(buffer, self.vectors, allow_pickle=False)
+        atomic_write(self.cache_dir / f"vectors-{generation}.npy", buffer.getvalue())
+        self.lexical.save(self.cache_dir / f"lexical-{generation}.npz")
+        atomic_write(self.cache_dir / f"terms-{generation}.json", json.dumps(self._terms or []))
+        manifest = {
+            "header": self._expected_header(),
+            "generation": generation,
+            "docs": [d.to_json() for d in self.docs],
+        }
+        atomic_write(self._manifest_path(), json.dumps(manifest))
+        return generation
 
     def _remove_stale_generations(self, keep: str) -> None:
         for entry in os.scandir(self.cache_dir):
             stem = entry.name.split(".", 1)[0]
-            if "-" in stem and not stem.endswith(keep) and entry.name != "manifest.json":
+            if stem.split("-", 1)[0] in _GENERATION_FILES and not stem.endswith(keep):
                 with contextlib.suppress(OSError):
                     os.unlink(entry.path)
 
