@@ -233,7 +233,7 @@ ABLATIONS: dict[str, FusionConfig | str] = {
     "RRF k=60": FusionConfig("rrf", 0.5, 0.5, rrf_k=60.0),
     "z-score 0.5/0.5, baseline analyzer": "zscore-baseline-lexical",
     "z-score 0.5/0.5, embed question stripped": "zscore-stripped-query",
-    "z-score 0.5/0.5, query vector + top-3 feedback": "zscore-prf",
+    "z-score 0.5/0.5, query vector + top-3 first passages": "zscore-prf",
     **{f"z-score 0.5/0.5, BM25 {k}": f"bm25:{k}" for k in LEXICAL_VARIANTS},
 }
 
@@ -361,7 +361,7 @@ def run_ablation(
     index = selector.index
     lexical = index.lexical.scores(q.text)
     qvec = index.embedder.embed([q.text])[0]
-    semantic = index.vectors @ qvec
+    semantic = index.semantic_scores(qvec)
     for label, arm in ABLATIONS.items():
         if arm == "baseline":
             scores = base_scores
@@ -374,14 +374,14 @@ def run_ablation(
         elif arm == "zscore-stripped-query":
             stripped = " ".join(strip.terms(q.text)) or q.text
             scores = FusionConfig().fuse(
-                lexical, index.vectors @ index.embedder.embed([stripped])[0]
+                lexical, index.semantic_scores(index.embedder.embed([stripped])[0])
             )
         elif arm == "zscore-prf":
             first = ZSCORE.fuse(lexical, semantic)
-            feedback = index.vectors[top(first, 3)].mean(axis=0)
+            feedback = index.vectors[index.starts[top(first, 3)]].mean(axis=0)
             expanded = qvec + 0.5 * feedback
             expanded /= np.linalg.norm(expanded) or 1.0
-            scores = ZSCORE.fuse(lexical, index.vectors @ expanded)
+            scores = ZSCORE.fuse(lexical, index.semantic_scores(expanded))
         elif isinstance(arm, str) and arm.startswith("bm25:"):
             scores = ZSCORE.fuse(variants[arm[5:]].scores(q.text), semantic)
         elif isinstance(arm, FusionConfig):

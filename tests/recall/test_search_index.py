@@ -10,7 +10,7 @@ import pytest
 
 from memdir.frontmatter import dump
 from memdir.recall.embed import HashingEmbedder
-from memdir.recall.search_index import SearchIndex
+from memdir.recall.search_index import SearchIndex, read_memory_text
 
 MEMORIES = {
     "deploy.md": ("Deploying", "How to deploy to staging", "Run make deploy-staging."),
@@ -189,3 +189,32 @@ def test_concurrent_refreshes_leave_a_loadable_cache(dirs: tuple[Path, Path]) ->
     assert report.problems == []
     cache = dirs[1] / "search" / "hashing-256"
     assert len(list(cache.glob("vectors-*.npy"))) == 1
+
+
+def test_long_memories_are_embedded_in_passages(dirs: tuple[Path, Path]) -> None:
+    from memdir.recall.embed import MiniLMEmbedder
+    from memdir.recall.search_index import PASSAGE_WORDS
+
+    filler = " ".join(["the team met and talked about the roadmap and hiring plans"] * 40)
+    body = f"{filler}\nThe espresso machine on floor three is broken; use the kettle instead."
+    write(dirs[0], "meeting.md", "Weekly meeting", "Notes from the weekly meeting", body)
+    embedder = MiniLMEmbedder()
+    index = SearchIndex(dirs[0], dirs[1], embedder)
+    index.refresh()
+    row = index.row_of("meeting.md")
+    assert row is not None
+    words = len(body.split())
+    assert index.docs[row].passages == -(-words // PASSAGE_WORDS) > 1
+    assert index.vectors.shape[0] == sum(d.passages for d in index.docs)
+    query = embedder.embed(["is the coffee machine broken?"])[0]
+    scores = index.semantic_scores(query)
+    start = int(index.starts[row])
+    passages = index.vectors[start : start + index.docs[row].passages] @ query
+    assert scores[row] == pytest.approx(float(passages.max()))
+    texts = read_memory_text(dirs[0] / "meeting.md", "meeting.md")[0].passages()
+    assert "espresso machine" in texts[int(np.argmax(passages))]  # the passage holding the fact
+    # A new process loads the same passage layout without embedding anything.
+    again = SearchIndex(dirs[0], dirs[1], embedder)
+    report = again.refresh()
+    assert (report.modified, report.problems) == (False, [])
+    np.testing.assert_allclose(again.semantic_scores(query), scores)

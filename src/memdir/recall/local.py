@@ -125,7 +125,7 @@ class LocalSelector:
             return rows, empty, empty, empty
         lexical = index.lexical.scores(query)[rows]
         query_vector = index.embedder.embed([query])[0]
-        semantic = (index.vectors[rows] @ query_vector).astype(np.float32)
+        semantic = index.semantic_scores(query_vector)[rows]
         fused = self.fusion.fuse(lexical, semantic)
         return rows, lexical, semantic, fused
 

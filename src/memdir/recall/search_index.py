@@ -27,18 +27,21 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from memdir.atomic import atomic_write, content_hash, ensure_dir, locked
 from memdir.errors import FrontmatterError, LockHeldError
 from memdir.frontmatter import parse
 from memdir.model import MemoryHeader
 from memdir.recall.embed import Embedder, Vectors
-from memdir.recall.lexical import LexicalIndex, TermAnalyzer
+from memdir.recall.lexical import B, K1, LexicalIndex, TermAnalyzer
 from memdir.scan import iter_memory_files
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+# ≈ 200 word pieces: one slice plus the memory's title fits MiniLM's 256-piece window.
+PASSAGE_WORDS = 150
 SAVE_LOCK_TIMEOUT = 10.0
 _GENERATION_FILES = ("vectors", "lexical", "terms")
 MTIME_TOLERANCE = 1e-6  # seconds; header mtimes are floats and round-trip through JSON
@@ -54,14 +57,25 @@ class IndexedDoc:
     sha256: str
     name: str
     description: str
+    passages: int = 1  # embedding rows this memory owns (long bodies are sliced)
 
     def to_json(self) -> list[Any]:
-        return [self.rel, self.mtime, self.size, self.sha256, self.name, self.description]
+        return [
+            self.rel,
+            self.mtime,
+            self.size,
+            self.sha256,
+            self.name,
+            self.description,
+            self.passages,
+        ]
 
     @classmethod
     def from_json(cls, row: list[Any]) -> IndexedDoc:
-        rel, mtime, size, sha, name, description = row
-        return cls(str(rel), float(mtime), int(size), str(sha), str(name), str(description))
+        rel, mtime, size, sha, name, description, passages = row
+        return cls(
+            str(rel), float(mtime), int(size), str(sha), str(name), str(description), int(passages)
+        )
 
 
 @dataclass
@@ -89,9 +103,21 @@ class MemoryText:
     description: str
     body: str
 
-    def for_embedding(self) -> str:
+    def passages(self, words: int = PASSAGE_WORDS) -> list[str]:
+        """Embedding inputs: the title and description, with each ``words``-word body slice.
+
+        MiniLM reads at most 256 word pieces, so a long memory embedded whole would be judged by
+        its opening alone; slicing lets its best passage speak for it (a memory's semantic score
+        is the maximum over its passages).
+        """
         head = ". ".join(p for p in (self.name, self.description) if p)
-        return f"{head}\n{self.body}".strip()
+        body_words = self.body.split()
+        if len(body_words) <= words:
+            return [f"{head}\n{self.body}".strip()]
+        return [
+            f"{head}\n{' '.join(body_words[i : i + words])}".strip()
+            for i in range(0, len(body_words), words)
+        ]
 
     def for_lexical(self) -> str:
         return f"{self.name}\n{self.description}\n{self.body}"
@@ -134,7 +160,8 @@ class SearchIndex:
         self.embedder = embedder
         self.analyzer = analyzer or TermAnalyzer()
         self.docs: list[IndexedDoc] = []
-        self.vectors: Vectors = np.zeros((0, embedder.dim), dtype=np.float32)
+        self.vectors: Vectors = np.zeros((0, embedder.dim), dtype=np.float32)  # one row a passage
+        self.starts = np.zeros(0, dtype=np.int64)  # first passage row of each doc
         self.lexical = LexicalIndex(self.analyzer)
         self._rows: dict[str, int] = {}
         self._generation: str | None = None
@@ -145,6 +172,14 @@ class SearchIndex:
     # -- queries -------------------------------------------------------------------------------
     def row_of(self, rel: str) -> int | None:
         return self._rows.get(rel)
+
+    def semantic_scores(self, query_vector: Vectors) -> Vectors:
+        """Cosine similarity of every doc to the query: the best of its passages."""
+        if not self.docs:
+            return np.zeros(0, dtype=np.float32)
+        per_passage = self.vectors @ query_vector
+        best: Vectors = np.maximum.reduceat(per_passage, self.starts).astype(np.float32)
+        return best
 
     def is_fresh_for(self, headers: Sequence[MemoryHeader]) -> bool:
         """True when every header names an indexed file with the same mtime (no I/O)."""
@@ -179,8 +214,7 @@ class SearchIndex:
         docs: list[IndexedDoc] = []
         doc_terms: list[str] = []
         keep_rows: list[int] = []
-        new_texts: list[str] = []
-        new_slots: list[int] = []
+        new_passages: list[list[str]] = []
         for rel, entry, stat in listing:
             previous = old_docs.get(rel)
             if previous is not None and terms is not None and _same_stat(previous[1], stat):
@@ -193,19 +227,21 @@ class SearchIndex:
             except OSError as exc:
                 report.problems.append(f"{rel}: unreadable ({exc.strerror or exc})")
                 continue
-            docs.append(IndexedDoc(rel, stat.st_mtime, size, sha, text.name, text.description))
+            doc = IndexedDoc(rel, stat.st_mtime, size, sha, text.name, text.description)
+            docs.append(doc)
             doc_terms.append(" ".join(self.analyzer.terms(text.for_lexical())))
             if previous is not None and previous[1].sha256 == sha:
-                keep_rows.append(previous[0])  # touched, not changed: keep its vector
+                doc.passages = previous[1].passages
+                keep_rows.append(previous[0])  # touched, not changed: keep its vectors
                 continue
             (report.changed if previous is not None else report.added).append(rel)
             keep_rows.append(-1)
-            new_slots.append(len(docs) - 1)
-            new_texts.append(text.for_embedding())
+            new_passages.append(text.passages())
+            doc.passages = len(new_passages[-1])
         live = {d.rel for d in docs}
         report.removed = sorted(rel for rel in old_docs if rel not in live)
-        self._install(docs, doc_terms, keep_rows, new_slots, new_texts)
-        report.embedded = len(new_texts)
+        self._install(docs, doc_terms, keep_rows, new_passages)
+        report.embedded = len(new_passages)
         self._save(report)
         self.last_refresh = time.monotonic()
         report.seconds = time.perf_counter() - started
@@ -224,18 +260,24 @@ class SearchIndex:
         docs: list[IndexedDoc],
         doc_terms: list[str],
         keep_rows: list[int],
-        new_slots: list[int],
-        new_texts: list[str],
+        new_passages: list[list[str]],
     ) -> None:
-        vectors = np.zeros((len(docs), self.embedder.dim), dtype=np.float32)
-        kept = [(i, r) for i, r in enumerate(keep_rows) if r >= 0]
-        if kept:
-            targets, sources = zip(*kept, strict=True)
-            vectors[list(targets)] = self.vectors[list(sources)]
-        if new_texts:
-            vectors[new_slots] = self.embedder.embed(new_texts)
+        """Swap in the new doc list: kept docs reuse their vectors, new ones are embedded."""
+        flat = [p for passages in new_passages for p in passages]
+        embedded = self.embedder.embed(flat) if flat else self.vectors[:0]
+        pieces: list[Vectors] = []
+        cursor = 0
+        for doc, row in zip(docs, keep_rows, strict=True):
+            if row >= 0:
+                start = int(self.starts[row])
+                pieces.append(self.vectors[start : start + doc.passages])
+            else:
+                pieces.append(embedded[cursor : cursor + doc.passages])
+                cursor += doc.passages
+        dim = self.embedder.dim
+        self.vectors = np.vstack(pieces) if pieces else np.zeros((0, dim), dtype=np.float32)
         self.docs = docs
-        self.vectors = vectors
+        self.starts = _starts(docs)
         self._rows = {d.rel: i for i, d in enumerate(docs)}
         self._terms = doc_terms
         self.lexical = LexicalIndex(self.analyzer).build_from_terms(
@@ -252,6 +294,8 @@ class SearchIndex:
             "embedder": self.embedder.name,
             "dim": self.embedder.dim,
             "analyzer": self.analyzer.to_json(),
+            "bm25": [K1, B],
+            "passage_words": PASSAGE_WORDS,
             "memory_dir": str(self.memory_dir),
         }
 
@@ -273,7 +317,8 @@ class SearchIndex:
             docs = [IndexedDoc.from_json(row) for row in manifest["docs"]]
             vectors = np.load(self.cache_dir / f"vectors-{generation}.npy", allow_pickle=False)
             lexical = LexicalIndex.load(self.cache_dir / f"lexical-{generation}.npz", self.analyzer)
-            if vectors.shape != (len(docs), self.embedder.dim) or lexical is None:
+            rows = sum(d.passages for d in docs)
+            if vectors.shape != (rows, self.embedder.dim) or lexical is None:
                 raise ValueError("generation files do not match the manifest")
             if lexical.size != len(docs):
                 raise ValueError("lexical index size does not match the manifest")
@@ -285,6 +330,7 @@ class SearchIndex:
             return
         self.docs = docs
         self.vectors = vectors.astype(np.float32, copy=False)
+        self.starts = _starts(docs)
         self.lexical = lexical
         self._rows = {d.rel: i for i, d in enumerate(docs)}
         self._generation = generation
@@ -340,6 +386,11 @@ class SearchIndex:
             if stem.split("-", 1)[0] in _GENERATION_FILES and not stem.endswith(keep):
                 with contextlib.suppress(OSError):
                     os.unlink(entry.path)
+
+
+def _starts(docs: list[IndexedDoc]) -> npt.NDArray[np.int64]:
+    counts = np.fromiter((d.passages for d in docs), dtype=np.int64, count=len(docs))
+    return np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64) if len(docs) else counts
 
 
 def _same_stat(doc: IndexedDoc, stat: os.stat_result) -> bool:
