@@ -34,7 +34,7 @@ from memdir.errors import FrontmatterError, LockHeldError
 from memdir.frontmatter import parse
 from memdir.model import MemoryHeader
 from memdir.recall.embed import Embedder, Vectors
-from memdir.recall.lexical import B, K1, LexicalIndex, TermAnalyzer
+from memdir.recall.lexical import K1, B, LexicalIndex, TermAnalyzer
 from memdir.scan import iter_memory_files
 
 log = logging.getLogger(__name__)
