@@ -240,3 +240,9 @@ async def test_empty_memory_dir(tmp_path: Path) -> None:
 
 def test_scores_are_finite(selector: LocalSelector) -> None:
     assert all(np.isfinite([r.score, r.lexical, r.semantic]).all() for r in selector.rank("x"))
+
+
+@pytest.mark.parametrize("k", [1, 3, 11])
+def test_partial_rank_matches_the_full_order(selector: LocalSelector, k: int) -> None:
+    full = selector.rank("who should I ask before merging during the freeze", k=100)
+    assert selector.rank("who should I ask before merging during the freeze", k=k) == full[:k]

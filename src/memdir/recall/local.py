@@ -137,7 +137,7 @@ class LocalSelector:
         with self._lock:
             rows = self._rows_for(headers)
             rows, lexical, semantic, fused = self._scores(query, rows)
-            order = np.argsort(-fused, kind="stable")[:k]
+            order = _top_k(fused, k)
             docs = self.index.docs
             return [
                 ScoredDoc(
@@ -154,8 +154,11 @@ class LocalSelector:
     def _rows_for(self, headers: Sequence[MemoryHeader] | None) -> npt.NDArray[np.int64] | None:
         if headers is None:
             return None
-        found = (self.index.row_of(h.filename) for h in headers)
-        return np.array(sorted({r for r in found if r is not None}), dtype=np.int64)
+        found = {self.index.row_of(h.filename) for h in headers}
+        found.discard(None)
+        if len(found) == len(self.index.docs):
+            return None  # every memory: skip the gather
+        return np.array(sorted(r for r in found if r is not None), dtype=np.int64)
 
     # -- selection -----------------------------------------------------------------------------
     def explain(
@@ -235,6 +238,16 @@ class LocalSelector:
         except Exception:  # a selector is advisory: recall must never break the agent's turn
             log.exception("local recall failed")
             return []
+
+
+def _top_k(scores: npt.NDArray[np.float32], k: int) -> npt.NDArray[np.intp]:
+    """Indices of the k highest scores, best first (partial sort: N can be 100,000)."""
+    if k <= 0:
+        return np.zeros(0, dtype=np.intp)
+    if k < scores.size:
+        candidates = np.argpartition(-scores, k - 1)[:k]
+        return candidates[np.argsort(-scores[candidates], kind="stable")]
+    return np.argsort(-scores, kind="stable")
 
 
 def _tool_usage_doc(doc: ScoredDoc, recent_tools: Sequence[str]) -> str | None:
