@@ -13,6 +13,7 @@ from memdir.model import MemoryHeader
 from memdir.recall.base import Selector
 from memdir.recall.embed import HashingEmbedder, MiniLMEmbedder, Vectors
 from memdir.recall.local import LocalSelector
+from memdir.recall.search_index import RefreshReport
 from memdir.scan import scan_headers
 from memdir.store import MemoryStore
 
@@ -246,3 +247,21 @@ def test_scores_are_finite(selector: LocalSelector) -> None:
 def test_partial_rank_matches_the_full_order(selector: LocalSelector, k: int) -> None:
     full = selector.rank("who should I ask before merging during the freeze", k=100)
     assert selector.rank("who should I ask before merging during the freeze", k=k) == full[:k]
+
+
+async def test_headers_outside_the_index_do_not_force_a_walk_per_query(
+    selector: LocalSelector, memory_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    foreign = MemoryHeader("elsewhere/other.md", memory_dir / "x.md", 1.0, "not here", None)
+    hs = [*headers(memory_dir), foreign]
+    await selector.select("deploy staging", hs)
+    walks: list[RefreshReport] = []
+    real_refresh = selector.index.refresh
+
+    def counting_refresh() -> RefreshReport:
+        walks.append(real_refresh())
+        return walks[-1]
+
+    monkeypatch.setattr(selector.index, "refresh", counting_refresh)
+    await selector.select("who has the pager", hs)
+    assert walks == []

@@ -85,6 +85,7 @@ class LocalSelector:
         self.refresh_interval = refresh_interval
         self._lock = threading.RLock()
         self._refreshed = False
+        self._unindexable: set[tuple[str, float]] = set()
 
     # -- index upkeep --------------------------------------------------------------------------
     def refresh(self) -> RefreshReport:
@@ -98,14 +99,20 @@ class LocalSelector:
 
     def _ensure_fresh(self, headers: Sequence[MemoryHeader] | None) -> None:
         with self._lock:
-            if headers is not None:
-                if self._refreshed and self.index.is_fresh_for(headers):
-                    return
-            elif self._refreshed and (
-                time.monotonic() - self.index.last_refresh < self.refresh_interval
-            ):
+            if headers is None:
+                age = time.monotonic() - self.index.last_refresh
+                if not self._refreshed or age >= self.refresh_interval:
+                    self.refresh()
+                return
+            pending = headers
+            if self._unindexable:  # headers the index cannot hold must not force a walk per query
+                pending = [h for h in headers if (h.filename, h.mtime) not in self._unindexable]
+            if self._refreshed and self.index.is_fresh_for(pending):
                 return
             self.refresh()
+            self._unindexable = {
+                (h.filename, h.mtime) for h in headers if self.index.row_of(h.filename) is None
+            }
 
     # -- scoring -------------------------------------------------------------------------------
     def _scores(
