@@ -267,9 +267,8 @@ def run_mode(mode: str, convs: list[dict[str, Any]], args: argparse.Namespace) -
         for stale in memory_dir.rglob("*.md"):
             if stale.relative_to(memory_dir).as_posix() not in live:
                 stale.unlink()
-        selector = LocalSelector(
-            memory_dir, cache_dir, embedder=embedder, min_similarity=None, refresh_interval=1e9
-        )
+        # rank() is ungated (ranking metrics); drop_reason() applies the default gate on top.
+        selector = LocalSelector(memory_dir, cache_dir, embedder=embedder, refresh_interval=1e9)
         started = time.perf_counter()
         selector.refresh()
         build_seconds += time.perf_counter() - started
