@@ -285,7 +285,7 @@ def cmd_watch(ctx: CliContext) -> int:
             fresh = [s for s in skipped if (s["path"], s["reason"]) not in warned]
             warned.update((s["path"], s["reason"]) for s in fresh)
             _warn_skipped(ctx, {"skipped": fresh})
-        quiet = (kind == "pull" and payload.status == "not_modified") or (
+        quiet = (kind == "pull" and payload.status in ("not_modified", "empty")) or (
             kind == "push" and not payload.uploaded
         )
         if quiet and not ctx.out.json_mode:

@@ -64,13 +64,16 @@ class TeamWatcher:
         self._dirty = False
 
     async def run(self, stop: asyncio.Event | None = None) -> None:
-        """Pull, then watch and push until ``stop`` is set; flush before returning."""
+        """Pull, push what changed meanwhile, then watch and push until ``stop`` is set; flush."""
         stop = stop or asyncio.Event()
         ensure_dir(self.team_dir)
         await self.pull_now()
         workers = [asyncio.create_task(self._watch(stop))]
         if self.pull_interval:
             workers.append(asyncio.create_task(self._periodic_pull(self.pull_interval)))
+        # Files written while no watcher ran (or before inotify is armed) go out with one push
+        # after the first debounce; with nothing changed it sends no request.
+        self.notify()
         try:
             await stop.wait()
         finally:
