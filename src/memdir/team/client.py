@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,7 @@ CONFLICT_RETRIES = 2
 BASE_DELAY = 0.5
 MAX_DELAY = 32.0
 TIMEOUT = 30.0
+WRITERS = 8
 
 
 def backoff_delay(attempt: int, rand: Callable[[], float] = random.random) -> float:
@@ -132,9 +134,9 @@ class TeamSyncClient:
         self._raise_for(response)
         document = _document(response)
         entries = document["content"].get("entries", {})
-        result = PullResult(status="updated")
-        for key in sorted(entries):
-            self._write_entry(key, entries[key], result)
+        # Disk work runs off the event loop (an agent hosting the watcher stays responsive);
+        # a few writers in parallel overlap the fsyncs of the atomic writes.
+        result = await asyncio.to_thread(self._apply, entries)
         self.state.server_checksums = _server_checksums(document)
         self.state.last_checksum = self.state.pulled_checksum = document["checksum"]
         version = document.get("version")
@@ -149,24 +151,35 @@ class TeamSyncClient:
         self.state.server_checksums = {}
         self.state.save(self.state_path)
 
-    def _write_entry(self, key: str, text: str, result: PullResult) -> None:
+    def _apply(self, entries: dict[str, str]) -> PullResult:
+        result = PullResult(status="updated")
+        keys = sorted(entries)
+        with ThreadPoolExecutor(max_workers=WRITERS) as pool:
+            outcomes = list(pool.map(lambda key: self._write_entry(key, entries[key]), keys))
+        for key, outcome in zip(keys, outcomes, strict=True):
+            if isinstance(outcome, Skipped):
+                result.skipped.append(outcome)
+            elif outcome:
+                result.written.append(key)
+            else:
+                result.unchanged += 1
+        return result
+
+    def _write_entry(self, key: str, text: str) -> bool | Skipped:
+        """Write one pulled entry: ``True`` written, ``False`` already identical, or why not."""
         try:
             path = validate_team_key(self.team_dir, key)
         except PathTraversalError:
-            result.skipped.append(Skipped(key, "unsafe key refused"))
-            return
+            return Skipped(key, "unsafe key refused")
         if wire.entry_bytes(text) > wire.MAX_ENTRY_BYTES:
-            result.skipped.append(Skipped(key, f"larger than {wire.MAX_ENTRY_BYTES} bytes"))
-            return
+            return Skipped(key, f"larger than {wire.MAX_ENTRY_BYTES} bytes")
         try:
             if path.is_file() and path.read_bytes() == text.encode("utf-8"):
-                result.unchanged += 1
-                return
+                return False
             atomic_write(path, text)
         except OSError as exc:
-            result.skipped.append(Skipped(key, f"cannot write ({exc.strerror})"))
-            return
-        result.written.append(key)
+            return Skipped(key, f"cannot write ({exc.strerror})")
+        return True
 
     async def fetch_hashes(self) -> None:
         """Refresh the server checksums with a ``view=hashes`` probe (no content transferred)."""
@@ -182,7 +195,7 @@ class TeamSyncClient:
 
     async def push(self) -> PushResult:
         """Upload local entries the server does not have; local wins per key."""
-        local = read_local(self.team_dir)
+        local = await asyncio.to_thread(read_local, self.team_dir)
         result = PushResult(skipped=local.skipped)
         if self.state.last_checksum is None and self.state.pulled_version is None:
             # Never synced: learn what the server holds so unchanged entries are not re-sent
