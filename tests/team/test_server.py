@@ -144,6 +144,18 @@ def test_invalid_writes_change_nothing(
     assert remote.state() is None
 
 
+def test_an_entry_that_json_escaping_inflates_is_still_accepted(remote: Remote) -> None:
+    text = "\x01" * 200_000  # 200 KB of text, 1.2 MB as JSON (\u0001 each)
+    assert len(wire.encode_put({"ctl.md": text})) > 1_000_000
+    response = call(
+        remote, "PUT", content=wire.encode_put({"ctl.md": text}),
+        headers={"Content-Type": "application/json"},
+    )  # fmt: skip
+    assert response.status_code == 200
+    state = remote.state()
+    assert state is not None and state.entries == {"ctl.md": text}
+
+
 def test_one_large_entry_may_travel_alone(remote: Remote) -> None:
     text = "z" * 240_000  # over the 200 KB body budget, under the 250 KB entry limit
     assert put(remote, {"large.md": text}).status_code == 200

@@ -34,7 +34,7 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise MissingExtraError("fastapi", "team") from exc
 
-_READ_CAP = 4 * wire.MAX_ENTRY_BYTES  # hard cap on what we buffer before even parsing
+_READ_CAP = 7 * wire.MAX_ENTRY_BYTES  # JSON escaping can make one entry ~6x its size
 
 
 @dataclass(frozen=True)
