@@ -14,12 +14,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from sqlalchemy import delete, insert, select, update
-
-from memdir.errors import ConfigError
+from memdir.errors import ConfigError, MissingExtraError
 from memdir.team import storage_schema as schema
-from memdir.team.storage import TeamStorage, _writer
+from memdir.team.storage import TeamStorage, writer_connection
 from memdir.team.wire import valid_repo
+
+try:
+    from sqlalchemy import delete, insert, select, update
+except ImportError as exc:  # pragma: no cover - depends on the installed extras
+    raise MissingExtraError("sqlalchemy", "team") from exc
 
 TOKEN_PREFIX = "mdt_"
 
@@ -61,7 +64,7 @@ async def create_token(
         repos=tuple(sorted(set(repos))),
     )
     async with storage.engine.connect() as conn:
-        conn = await _writer(conn)
+        conn = await writer_connection(conn)
         async with conn.begin():
             await conn.execute(
                 insert(schema.tokens).values(
@@ -100,7 +103,7 @@ async def list_tokens(storage: TeamStorage) -> list[TokenInfo]:
 async def revoke_token(storage: TeamStorage, token_id: str) -> bool:
     """Revoke by id; ``False`` if no such token. Its scopes are dropped too."""
     async with storage.engine.connect() as conn:
-        conn = await _writer(conn)
+        conn = await writer_connection(conn)
         async with conn.begin():
             result = await conn.execute(
                 update(schema.tokens).where(schema.tokens.c.id == token_id).values(revoked=True)

@@ -20,13 +20,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import select, update
-from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
-
+from memdir.errors import MissingExtraError
 from memdir.team import storage_schema as schema
 from memdir.team.wire import DEFAULT_MAX_ENTRIES, checksum, repo_checksum
+
+try:
+    from sqlalchemy import select, update
+    from sqlalchemy.dialects import postgresql, sqlite
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+except ImportError as exc:  # pragma: no cover - depends on the installed extras
+    raise MissingExtraError("sqlalchemy", "team") from exc
 
 EMPTY_CHECKSUM = repo_checksum({})
 
@@ -79,7 +83,7 @@ class TeamStorage:
 
     async def create_tables(self) -> None:
         async with self.engine.connect() as conn:
-            conn = await _writer(conn)
+            conn = await writer_connection(conn)
             async with conn.begin():
                 await conn.run_sync(schema.metadata.create_all)
 
@@ -112,7 +116,7 @@ class TeamStorage:
     ) -> PutOutcome:
         """Upsert ``new_entries`` into ``repo`` atomically; keys not sent are kept."""
         async with self.engine.connect() as conn:
-            conn = await _writer(conn)
+            conn = await writer_connection(conn)
             async with conn.begin() as tx:
                 current = await self._lock_repo(conn, repo)
                 if if_match is not None and if_match not in ("*", current.checksum):
@@ -189,7 +193,7 @@ class TeamStorage:
         await conn.execute(stmt, rows)
 
 
-async def _writer(conn: AsyncConnection) -> AsyncConnection:
+async def writer_connection(conn: AsyncConnection) -> AsyncConnection:
     """Mark a connection as a writer: on SQLite its transactions start with BEGIN IMMEDIATE."""
     return await conn.execution_options(**{schema.IMMEDIATE: True})
 

@@ -10,20 +10,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import (
-    Boolean,
-    Column,
-    ForeignKey,
-    Integer,
-    MetaData,
-    String,
-    Table,
-    Text,
-    event,
-)
-from sqlalchemy.engine import make_url
-
 from memdir.errors import ConfigError, MissingExtraError
+
+try:
+    from sqlalchemy import (
+        Boolean,
+        Column,
+        ForeignKey,
+        Integer,
+        MetaData,
+        String,
+        Table,
+        Text,
+        event,
+    )
+    from sqlalchemy.engine import make_url
+except ImportError as exc:  # pragma: no cover - depends on the installed extras
+    raise MissingExtraError("sqlalchemy", "team") from exc
 
 metadata = MetaData()
 
