@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import random
 import string
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memdir.errors import SyncAuthError, SyncError, SyncRejectedError
 from memdir.team import secrets, wire
@@ -334,3 +338,22 @@ def test_corrupt_state_file_starts_over(tmp_path: Path) -> None:
     for content in ("not json", "[]", json.dumps({"serverChecksums": 3, "lastChecksum": 4})):
         path.write_text(content)
         assert SyncState.load(path) == SyncState()
+
+
+_SEGMENTS = ["..", ".", "a", "b.md", "%2e%2e", "%2f", "．．", "\\..", "", "~", "\x00", "ｂ", "/"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(_SEGMENTS), min_size=1, max_size=6))
+def test_no_key_from_a_server_writes_outside_the_team_dir(parts: list[str]) -> None:
+    """Property: whatever key a hostile server sends, nothing lands outside the team dir."""
+    key = "/".join(parts)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        client = mock_client(root, hostile({key: "pwned"}))
+        result = asyncio.run(client.pull())
+        team = client.team_dir.resolve()
+        for path in root.rglob("*"):
+            if path.is_file() and path.read_bytes() == b"pwned":
+                assert path.resolve().is_relative_to(team)
+        assert len(result.written) + len(result.skipped) + result.unchanged == 1
