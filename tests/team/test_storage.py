@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 from sqlalchemy import select
@@ -157,3 +158,12 @@ def test_database_urls_are_normalised(url: str, expected: str) -> None:
 def test_unknown_database_scheme_is_a_config_error() -> None:
     with pytest.raises(ConfigError):
         storage_schema.normalise_url("mysql://x/y")
+
+
+async def test_sqlite_database_directory_is_created(tmp_path: Path) -> None:
+    store = await TeamStorage.open(str(tmp_path / "new" / "dir" / "team.db"))
+    try:
+        await store.put(REPO, {"a.md": "x"})
+    finally:
+        await store.close()
+    assert (tmp_path / "new" / "dir" / "team.db").is_file()

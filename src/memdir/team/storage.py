@@ -18,8 +18,10 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from memdir.atomic import ensure_dir
 from memdir.errors import MissingExtraError
 from memdir.team import storage_schema as schema
 from memdir.team.wire import DEFAULT_MAX_ENTRIES, checksum, repo_checksum
@@ -73,8 +75,11 @@ class TeamStorage:
         """Connect to ``url`` (a path, ``sqlite:///…`` or ``postgresql://…``); create tables."""
         url = schema.normalise_url(url)
         options = schema.engine_options(url)
+        parsed = make_url(url)
+        if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
+            ensure_dir(Path(parsed.database).parent)
         engine = create_async_engine(url, **options)
-        if make_url(url).get_backend_name() == "sqlite":
+        if parsed.get_backend_name() == "sqlite":
             schema.install_sqlite_hooks(engine.sync_engine)
         storage = cls(engine, max_entries=max_entries)
         if create:
