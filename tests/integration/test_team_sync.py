@@ -303,29 +303,6 @@ def test_two_memory_dirs_stay_in_sync_through_the_cli(tmp_path: Path) -> None:
                 proc.communicate()
 
 
-def test_cli_token_lifecycle(tmp_path: Path) -> None:
-    env = {"HOME": os.environ["HOME"], "MEMDIR_HOME": str(tmp_path / "m")}
-    db = ["--db", str(tmp_path / "tokens.db")]
-    code, first = run_cli(["team", "token", "create", "--repo", "a/b", "--repo", "c/d", *db], env)
-    assert code == 0 and first["repos"] == ["a/b", "c/d"] and first["token"].startswith("mdt_")
-    code, second = run_cli(["team", "token", "create", "--repo", "a/b", "--label", "ci", *db], env)
-    assert code == 0 and second["token"] != first["token"]
-    assert run_cli(["team", "token", "revoke", first["id"], *db], env)[0] == 0
-    code, listed = run_cli(["team", "token", "list", *db], env)
-    assert {(t["id"], t["revoked"]) for t in listed} == {(first["id"], True), (second["id"], False)}
-    assert all("token" not in t for t in listed)
-    code, err = run_cli(["team", "token", "revoke", "nope", *db], env)
-    assert code == 2 and "nope" in err
-    code, err = run_cli(["team", "token", "create", "--repo", "../etc", *db], env)
-    assert code == 2 and "owner/repo" in err
-
-
-def test_cli_without_configuration_explains_what_is_missing(tmp_path: Path) -> None:
-    env = {"HOME": os.environ["HOME"], "MEMDIR_HOME": str(tmp_path / "m")}
-    code, err = run_cli(["--dir", str(tmp_path / "mem"), "team", "push"], env)
-    assert code == 2 and "MEMDIR_TEAM_SYNC_URL" in err and "MEMDIR_TEAM_TOKEN" in err
-
-
 def wait_healthy(url: str) -> None:
     wait_for(lambda: _healthy(url))
 
