@@ -103,12 +103,15 @@ def _get_handler(config: ServerConfig) -> Any:
         denied = await _check_access(storage, request, repo)
         if denied is not None:
             return denied
-        state = await storage.get(repo, with_content=view != "hashes")
+        # Checksums first: the common "nothing changed" poll never loads entry contents.
+        state = await storage.get(repo, with_content=False)
         if state is None:
             return _error(404, "team_memory_not_found", f"no team memory for {repo}")
-        etag = wire.quote_etag(state.checksum)
         if state.checksum in wire.unquote_etag(request.headers.get("if-none-match")):
-            return Response(status_code=304, headers={"ETag": etag})
+            return Response(status_code=304, headers={"ETag": wire.quote_etag(state.checksum)})
+        if view != "hashes":
+            state = await storage.get(repo) or state  # repositories are never deleted
+        etag = wire.quote_etag(state.checksum)
         return JSONResponse(_document(config, state), headers={"ETag": etag})
 
     return get_team_memory
