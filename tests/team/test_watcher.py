@@ -98,7 +98,7 @@ async def test_initial_pull_then_push_on_change(remote: Remote, tmp_path: Path) 
 
 async def test_a_burst_of_writes_is_one_push(remote: Remote, tmp_path: Path) -> None:
     async with make_client(remote, tmp_path) as client:
-        running = Running(client, debounce=0.4, pull_interval=None)
+        running = Running(client, debounce=1.0, pull_interval=None)
         await running.started()
         for i in range(5):
             write_files(client.team_dir, {f"m{i}.md": f"{i}"})
