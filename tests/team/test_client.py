@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memdir.errors import SyncAuthError, SyncError, SyncRejectedError
+from memdir.errors import SyncAuthError, SyncConflictError, SyncError, SyncRejectedError
 from memdir.team import secrets, wire
 from memdir.team.client import TeamSyncClient, backoff_delay
 from memdir.team.client_state import SyncState, read_local, state_path
@@ -357,3 +357,25 @@ def test_no_key_from_a_server_writes_outside_the_team_dir(parts: list[str]) -> N
             if path.is_file() and path.read_bytes() == b"pwned":
                 assert path.resolve().is_relative_to(team)
         assert len(result.written) + len(result.skipped) + result.unchanged == 1
+
+
+async def test_conflicts_retry_twice_with_jitter_then_give_up(tmp_path: Path) -> None:
+    calls: list[str] = []
+    slept: list[float] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(request.method + (" hashes" if "view=hashes" in str(request.url) else ""))
+        if request.method == "PUT":
+            return httpx.Response(412, json=wire.error_body("team_memory_conflict", "moved"))
+        body = {"checksum": f"sha256:{len(calls)}", "version": len(calls), "content": {}}
+        return httpx.Response(200, json=body)
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    client = mock_client(tmp_path, handler, sleep=sleep, rand=lambda: 1.0)
+    write_files(client.team_dir, {"a.md": "mine"})
+    with pytest.raises(SyncConflictError):
+        await client.push()
+    assert calls == ["GET hashes", "PUT", "GET hashes", "PUT", "GET hashes", "PUT"]
+    assert slept == [0.25, 0.5]

@@ -48,6 +48,7 @@ BASE_DELAY = 0.5
 MAX_DELAY = 32.0
 TIMEOUT = 30.0
 WRITERS = 8
+CONFLICT_JITTER = 0.25  # seconds, times the retry number, times a random fraction
 
 
 def backoff_delay(attempt: int, rand: Callable[[], float] = random.random) -> float:
@@ -217,6 +218,8 @@ class TeamSyncClient:
             result.conflicts += 1
             if attempt == CONFLICT_RETRIES:
                 break
+            # Writers that collided would collide again if they all retried at once.
+            await self._sleep(CONFLICT_JITTER * (attempt + 1) * self._rand())
             await self.fetch_hashes()
         raise SyncConflictError(
             f"team memory for {self.repo} kept changing; gave up after "
