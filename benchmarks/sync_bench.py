@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import shutil
 import sys
 import tempfile
 import time
@@ -235,6 +236,7 @@ def run(quick: bool) -> str:
                 server.stop()
     finally:
         cluster.stop()
+        shutil.rmtree(root, ignore_errors=True)
     sections.append(
         table(sync_rows, ["backend", "step", "ms", "requests", "bytes sent", "bytes received"])
     )
@@ -284,10 +286,10 @@ and a pull rewrites only files whose content differs.
 
 Contention: N clients push to one repository at once, 15 rounds each (a new file of their own
 plus one shared file per round). Every PUT carries `If-Match`; a stale one gets 412, the client
-refetches checksums (`view=hashes`) and retries (at most 2 times per push; "gave up" counts pushes
-that exhausted them — their files go out with the next push). "lost updates" replays the accepted
-PUTs in version order and compares with the server's final state, plus a check that the version
-counter equals the number of accepted PUTs: it must be 0.
+pauses a random moment, refetches checksums (`view=hashes`) and retries (at most 2 times per push;
+"gave up" counts pushes that exhausted them — their files go out with the next push).
+"lost updates" replays the accepted PUTs in version order and compares with the server's final
+state, plus a check that the version counter equals the number of accepted PUTs: it must be 0.
 
 {load_table}
 
