@@ -23,7 +23,9 @@ def minilm() -> MiniLMEmbedder:
         ("unaffable", [101, 14477, 20961, 3468, 102]),  # WordPiece continuation pieces
     ],
 )
-def test_token_ids_match_bert_base_uncased(minilm: MiniLMEmbedder, text: str, ids: list[int]) -> None:
+def test_token_ids_match_bert_base_uncased(
+    minilm: MiniLMEmbedder, text: str, ids: list[int]
+) -> None:
     assert minilm.tokenize(text) == ids
 
 

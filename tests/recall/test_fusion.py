@@ -54,7 +54,9 @@ def test_weighted_sum_of_minmax() -> None:
     np.testing.assert_allclose(fused, [0.75, 0.25])
 
 
-@pytest.mark.parametrize("config", [FusionConfig(), FusionConfig("rrf"), FusionConfig(normalise="minmax")])
+@pytest.mark.parametrize(
+    "config", [FusionConfig(), FusionConfig("rrf"), FusionConfig(normalise="minmax")]
+)
 def test_a_query_with_no_lexical_match_is_ranked_by_meaning(config: FusionConfig) -> None:
     fused = config.fuse(arr(0.0, 0.0, 0.0), arr(0.2, 0.8, 0.5))
     assert list(np.argsort(-fused)) == [1, 2, 0]
