@@ -281,8 +281,9 @@ client counts them (headers excluded). Memories are ~1 KB Markdown files with fr
 {sync_table}
 
 The no-op sync costs one conditional GET answered `304 Not Modified` (no body) and no PUT: the
-push compares SHA-256 checksums locally. A change travels as a delta: only changed files are sent,
-and a pull rewrites only files whose content differs.
+push compares SHA-256 checksums locally. A push sends only changed files. The protocol has no
+per-file download, so a pull after any change fetches the whole repository (here ~1 MB) and
+rewrites only the files whose content differs.
 
 Contention: N clients push to one repository at once, 15 rounds each (a new file of their own
 plus one shared file per round). Every PUT carries `If-Match`; a stale one gets 412, the client
