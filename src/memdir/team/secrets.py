@@ -325,8 +325,10 @@ def _rule_matches(rule: Rule, data: bytes, lowered: bytes) -> Iterator[re.Match[
     if positions is None:
         yield from rule.regex.finditer(data)
     elif rule.reach is None:
+        end = 0  # like finditer: a match never starts inside the previous one
         for k in positions:
-            if match := rule.regex.match(data, k):
+            if k >= end and (match := rule.regex.match(data, k)):
+                end = max(match.end(), k + 1)
                 yield match
     else:
         # Look-behinds still see bytes before ``lo``; ``hi`` lies past any possible token end
