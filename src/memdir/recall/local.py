@@ -97,22 +97,25 @@ class LocalSelector:
             log.warning("recall index: %s", problem)
         return report
 
-    def _ensure_fresh(self, headers: Sequence[MemoryHeader] | None) -> None:
+    def _candidates(self, headers: Sequence[MemoryHeader] | None) -> npt.NDArray[np.int64] | None:
+        """Refresh the index when it lags the headers; the rows they name (None: all memories)."""
         with self._lock:
             if headers is None:
                 age = time.monotonic() - self.index.last_refresh
                 if not self._refreshed or age >= self.refresh_interval:
                     self.refresh()
-                return
-            pending = headers
-            if self._unindexable:  # headers the index cannot hold must not force a walk per query
-                pending = [h for h in headers if (h.filename, h.mtime) not in self._unindexable]
-            if self._refreshed and self.index.is_fresh_for(pending):
-                return
-            self.refresh()
-            self._unindexable = {
-                (h.filename, h.mtime) for h in headers if self.index.row_of(h.filename) is None
-            }
+                return None
+            stale, rows = self.index.resolve(headers)
+            # Headers the index cannot hold (unreadable, outside the dir) must not force a
+            # directory walk on every query: remember them until their mtime changes.
+            if not self._refreshed or any(
+                (h.filename, h.mtime) not in self._unindexable for h in stale
+            ):
+                self.refresh()
+                stale, rows = self.index.resolve(headers)
+                self._unindexable = {(h.filename, h.mtime) for h in stale}
+            unique = np.unique(np.asarray(rows, dtype=np.int64))
+            return None if unique.size == len(self.index.docs) else unique
 
     # -- scoring -------------------------------------------------------------------------------
     def _scores(
@@ -140,9 +143,8 @@ class LocalSelector:
         self, query: str, k: int = 200, *, headers: Sequence[MemoryHeader] | None = None
     ) -> list[ScoredDoc]:
         """The top ``k`` memories for ``query`` by fused score (no relevance gate)."""
-        self._ensure_fresh(headers)
         with self._lock:
-            rows = self._rows_for(headers)
+            rows = self._candidates(headers)
             rows, lexical, semantic, fused = self._scores(query, rows)
             order = _top_k(fused, k)
             docs = self.index.docs
@@ -157,15 +159,6 @@ class LocalSelector:
                 )
                 for i in order
             ]
-
-    def _rows_for(self, headers: Sequence[MemoryHeader] | None) -> npt.NDArray[np.int64] | None:
-        if headers is None:
-            return None
-        found = {self.index.row_of(h.filename) for h in headers}
-        found.discard(None)
-        if len(found) == len(self.index.docs):
-            return None  # every memory: skip the gather
-        return np.array(sorted(r for r in found if r is not None), dtype=np.int64)
 
     # -- selection -----------------------------------------------------------------------------
     def explain(

@@ -181,14 +181,24 @@ class SearchIndex:
         best: Vectors = np.maximum.reduceat(per_passage, self.starts).astype(np.float32)
         return best
 
+    def resolve(self, headers: Sequence[MemoryHeader]) -> tuple[list[MemoryHeader], list[int]]:
+        """(headers not indexed at their mtime, rows of the indexed ones), in one O(N) pass."""
+        get, docs = self._rows.get, self.docs
+        rows: list[int] = []
+        stale: list[MemoryHeader] = []
+        for header in headers:
+            row = get(header.filename)
+            if row is None:
+                stale.append(header)
+                continue
+            if abs(docs[row].mtime - header.mtime) > MTIME_TOLERANCE:
+                stale.append(header)
+            rows.append(row)
+        return stale, rows
+
     def is_fresh_for(self, headers: Sequence[MemoryHeader]) -> bool:
         """True when every header names an indexed file with the same mtime (no I/O)."""
-        rows, docs = self._rows, self.docs
-        for header in headers:
-            row = rows.get(header.filename)
-            if row is None or abs(docs[row].mtime - header.mtime) > MTIME_TOLERANCE:
-                return False
-        return True
+        return not self.resolve(headers)[0]
 
     # -- refresh -------------------------------------------------------------------------------
     def refresh(self) -> RefreshReport:
