@@ -40,7 +40,7 @@ def table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
         return "(none)"
     cells = [[str(r.get(c, "") if r.get(c) is not None else "") for c in columns] for r in rows]
     widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
-    lines = ["  ".join(c.upper().ljust(w) for c, w in zip(columns, widths, strict=True))]
+    lines = ["  ".join(c.upper().ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip()]
     for row in cells:
         lines.append("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())
     return "\n".join(lines)
