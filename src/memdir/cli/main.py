@@ -7,6 +7,7 @@ or any :class:`~memdir.errors.MemdirError`.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -74,6 +75,7 @@ def main(
     if handler is None:
         parser.print_help(out.stdout)
         return 2
+    _route_library_warnings(out)
     ctx = CliContext(
         env=dict(os.environ) if env is None else env,
         cwd=cwd if cwd is not None else Path.cwd(),
@@ -87,6 +89,18 @@ def main(
         return 2
     except KeyboardInterrupt:
         return 130
+
+
+def _route_library_warnings(out: Output) -> None:
+    """Library warnings (e.g. a rebuilt cache) go to this command's stderr, one line each."""
+    logger = logging.getLogger("memdir")
+    for old in [h for h in logger.handlers if getattr(h, "_memdir_cli", False)]:
+        logger.removeHandler(old)
+    handler = logging.StreamHandler(out.stderr)
+    handler.setFormatter(logging.Formatter("memdir: warning: %(message)s"))
+    handler.setLevel(logging.WARNING)
+    handler._memdir_cli = True  # type: ignore[attr-defined]
+    logger.addHandler(handler)
 
 
 def run() -> None:
