@@ -149,3 +149,29 @@ async def test_prefetch_close_cancels_cleanly(memdir_with: MemoryStore) -> None:
     await prefetch.aclose()
     assert prefetch.take() is None
     assert session.surfaced == set()  # nothing marked surfaced by an abandoned recall
+
+
+async def test_prefetch_with_a_slow_llm_selector_never_delays_the_turn(
+    memdir_with: MemoryStore,
+) -> None:
+    from memdir.llm.base import Completion
+    from memdir.llm.scripted import ScriptedProvider
+    from memdir.recall.llm_select import LLMSelector
+
+    provider = ScriptedProvider(
+        [Completion.from_json({"selected_memories": ["m2.md", "invented.md"]})], delay=0.4
+    )
+    recall = MemoryRecall(memdir_with.root, LLMSelector(provider), manifest_cap=200)
+    prefetch = RecallPrefetch(recall, RecallSession())
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    prefetch.start("what does m2 say about the project")
+    for _ in range(3):  # three quick agent steps while the side query is still running
+        assert prefetch.take() is None
+        await asyncio.sleep(0.05)
+    assert loop.time() - started < 0.35
+    await asyncio.sleep(0.5)
+    taken = prefetch.take()
+    assert taken is not None and [a.filename for a in taken] == ["m2.md"]  # whitelist held
+    request = provider.last_request
+    assert "Available memories:" in str(request.messages[0].content)
