@@ -165,7 +165,7 @@ def test_freshness_check_against_headers(dirs: tuple[Path, Path]) -> None:
     bump_mtime(dirs[0] / "style.md")  # edited after indexing
     stale, rows = index.resolve(scan_headers(dirs[0]).headers)
     assert [h.filename for h in stale] == ["style.md"]
-    assert sorted(rows) == [0, 1, 2]
+    assert sorted(rows.tolist()) == [0, 1, 2]
     write(dirs[0], "later.md", "Later", "A new memory", "body")
     assert not index.is_fresh_for(scan_headers(dirs[0]).headers)
 

@@ -114,8 +114,10 @@ class LocalSelector:
                 self.refresh()
                 stale, rows = self.index.resolve(headers)
                 self._unindexable = {(h.filename, h.mtime) for h in stale}
-            unique = np.unique(np.asarray(rows, dtype=np.int64))
-            return None if unique.size == len(self.index.docs) else unique
+            total = len(self.index.docs)
+            if rows.size == total and np.bincount(rows, minlength=total).all():
+                return None  # the headers name every memory: skip the gather
+            return np.unique(rows)
 
     # -- scoring -------------------------------------------------------------------------------
     def _scores(
