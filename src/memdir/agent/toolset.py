@@ -9,6 +9,7 @@ tool.
 
 from __future__ import annotations
 
+import abc
 import asyncio
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -54,13 +55,14 @@ class Toolset(Protocol):
     async def call(self, name: str, input: Mapping[str, Any]) -> ToolResult: ...
 
 
-class ThreadedTool:
+class ThreadedTool(abc.ABC):
     """Base for tools whose work is blocking file I/O: ``run_sync`` runs in a worker thread, so
     the event loop (shared with the user's agent) never stalls on a big grep or a store lock,
     and the runner's time limit stays live."""
 
+    @abc.abstractmethod
     def run_sync(self, input: Mapping[str, Any]) -> ToolResult:
-        raise NotImplementedError
+        """Do the tool's work (called in a worker thread)."""
 
     async def run(self, input: Mapping[str, Any]) -> ToolResult:
         return await asyncio.to_thread(self.run_sync, input)
