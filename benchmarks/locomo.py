@@ -427,8 +427,9 @@ min-max over the top-100 candidates, BM25/max + raw cosine) all landed within ±
 default. Embedding the text without the speaker/date title drops MiniLM-alone R@5 from 0.39 to
 0.15 (two conversations), so memories are embedded as "name. description" + body. Long memories
 (sessions) are embedded in 150-word passages under their title and scored by their best
-passage, since MiniLM reads only 256 word pieces. Pseudo-relevance feedback on the query vector
-and embedding the stopworded question did not help.
+passage, since MiniLM reads only 256 word pieces. Pseudo-relevance feedback on the query vector,
+embedding the stopworded question, word bigrams in BM25 (0.595) and MMR diversification of the
+top 30 (0.599 at λ=0.8; multi-hop 0.312 vs 0.322) did not help.
 """
 
 
