@@ -33,8 +33,8 @@ def local_selector(
     except ImportError as exc:
         raise MissingExtraError(exc.name or "numpy", "recall") from exc
     if isinstance(min_similarity, str):
-        return LocalSelector(memory_dir, cache_dir / "search")
-    return LocalSelector(memory_dir, cache_dir / "search", min_similarity=min_similarity)
+        return LocalSelector(memory_dir, cache_dir)
+    return LocalSelector(memory_dir, cache_dir, min_similarity=min_similarity)
 
 
 def build_recall(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import re
 import zipfile
 from collections.abc import Iterable, Sequence
@@ -205,6 +206,9 @@ def _bm25s() -> Any:
         import bm25s
     except ImportError as exc:
         raise MissingExtraError("bm25s", "recall") from exc
+    # bm25s sets its own logger to DEBUG, so any root handler (an MCP host's, say) would print
+    # "Building index from tokens" on every rebuild.
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
     return bm25s
 
 
