@@ -92,8 +92,9 @@ def _bounded_lines(fh: TextIO) -> Iterator[str]:
     memory (a minified file can be one 100 MB line)."""
     while chunk := fh.readline(MAX_LINE_CHARS + 1):
         if len(chunk) > MAX_LINE_CHARS and not chunk.endswith("\n"):
-            while (rest := fh.readline(65536)) and not rest.endswith("\n"):
-                pass  # skip the remainder of the long line
+            rest = fh.readline(65536)  # skip the remainder of the long line
+            while rest and not rest.endswith("\n"):
+                rest = fh.readline(65536)
             yield chunk[:MAX_LINE_CHARS] + " [line truncated]"
         else:
             yield chunk.rstrip("\r\n")
