@@ -9,8 +9,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 import memdir.llm.base
+
+# Property tests must not fail on a slow, shared CI machine: no per-example deadline.
+settings.register_profile("memdir", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("memdir")
 
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex
