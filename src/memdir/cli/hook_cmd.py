@@ -76,6 +76,7 @@ def hook_context(ctx: CliContext, cwd: Path | None = None) -> Any:
         paths=ctx.paths,
         env=ctx.env,
         use_daemon=env_flag(ctx.env, "MEMDIR_HOOK_DAEMON", True),
+        daemon_idle=daemon_idle(ctx),
         extract_mode=mode,
         worker_command=[
             sys.executable,
@@ -86,6 +87,22 @@ def hook_context(ctx: CliContext, cwd: Path | None = None) -> Any:
             "extract-worker",
         ],
     )
+
+
+def daemon_idle(ctx: CliContext) -> float:
+    from memdir.adapters.recall_client import DEFAULT_IDLE_SECONDS
+    from memdir.errors import ConfigError
+
+    raw = ctx.env.get("MEMDIR_DAEMON_IDLE", "").strip()
+    if not raw:
+        return DEFAULT_IDLE_SECONDS
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if value <= 0:
+        raise ConfigError(f"MEMDIR_DAEMON_IDLE={raw!r}: give the idle timeout in seconds (> 0)")
+    return value
 
 
 def _read_stdin() -> bytes:
@@ -194,7 +211,7 @@ def cmd_daemon(ctx: CliContext) -> int:
 
     sock = recall_client.socket_path(ctx.settings.memdir_home)
     action = ctx.args.action
-    idle = ctx.args.idle if ctx.args.idle is not None else recall_client.DEFAULT_IDLE_SECONDS
+    idle = ctx.args.idle if ctx.args.idle is not None else daemon_idle(ctx)
     if action == "run":
         from memdir.adapters.recall_daemon import serve
 

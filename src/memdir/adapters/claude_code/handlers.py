@@ -45,6 +45,7 @@ class HookContext:
     paths: ResolvedPaths
     env: Mapping[str, str] = field(default_factory=dict)
     use_daemon: bool = True
+    daemon_idle: float = recall_client.DEFAULT_IDLE_SECONDS
     extract_mode: str = "auto"
     worker_command: list[str] = field(default_factory=list)  # argv that runs the worker
     make_extractor: Callable[[], Extractor] | None = None  # tests inject a scripted one
@@ -125,7 +126,12 @@ def start_daemon(hc: HookContext) -> None:
         return
     log_file = hc.cache_dir / "hooks" / "daemon.log"
     log_file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    recall_client.spawn(hc.socket, warm=(hc.paths.memory_dir, hc.cache_dir), log_file=log_file)
+    recall_client.spawn(
+        hc.socket,
+        idle_seconds=hc.daemon_idle,
+        warm=(hc.paths.memory_dir, hc.cache_dir),
+        log_file=log_file,
+    )
 
 
 def render_memories(found: list[Injected]) -> str:
