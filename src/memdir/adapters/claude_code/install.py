@@ -204,6 +204,8 @@ def plan_install(
             }
         added["host"] = host
         added["new_file"] = previous.get("new_file", before is None)
+        if previous.get("backup"):
+            added["backup"] = previous["backup"]
         text = before if after == current and before is not None else sm.dump(after, like=before)
         changes.append(FileChange(path, before, text, added))
     return changes
@@ -227,10 +229,20 @@ def plan_uninstall(
             assert key is not None
             after = sm.remove_server(current, key, SERVER_NAME, created)
         text: str | None = before if after == current else sm.dump(after, like=before)
+        original = _read(Path(added["backup"])) if added.get("backup") else None
+        if text != before and original is not None and _same(original, after):
+            text = original  # back to the very bytes it had before the install
         if after == {} and added.get("new_file"):
             text = None
         changes.append(FileChange(path, before, text, added))
     return changes
+
+
+def _same(text: str, value: Any) -> bool:
+    try:
+        return bool(json.loads(text) == value)
+    except ValueError:
+        return False
 
 
 def apply(changes: Sequence[FileChange], *, memdir_home: Path, install: bool) -> list[str]:
@@ -242,7 +254,10 @@ def apply(changes: Sequence[FileChange], *, memdir_home: Path, install: bool) ->
         for change in changes:
             if change.changed:
                 if change.before is not None:
-                    backups.append(str(_backup(change.path, change.before, memdir_home)))
+                    backup = str(_backup(change.path, change.before, memdir_home))
+                    backups.append(backup)
+                    if install:
+                        change.added.setdefault("backup", backup)
                 _write(change)
             if install:
                 record[str(change.path)] = change.added
