@@ -114,6 +114,9 @@ def test_a_session_end_to_end(host: FakeHost) -> None:
     s.compact("Summary: the user said remember that the staging database is on port 5433.")
     after = s.start(source="compact")
     assert "# Memory (memdir)" in after.context
+    assert "## Session notes (kept across the compaction)" in after.context, after.context
+    assert "5433" in after.context.split("## Session notes", 1)[1]
+    assert len(after.context) < 10_000
     redo = s.prompt("remind me how production deploys and the staging port work")
     assert deploys not in injected_paths(redo)
     assert str(saved[0].resolve()) not in injected_paths(redo)

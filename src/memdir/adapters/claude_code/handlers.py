@@ -240,8 +240,13 @@ def _read(path: Path) -> str:
 
 
 def session_notes(hc: HookContext, session_id: str) -> str:
-    """This session's notes file (written before compaction), '' when there is none."""
-    return _read(hc.paths.session_memory_path(session_id)).strip()
+    """This session's notes (written before compaction); '' when absent or still the template."""
+    text = _read(hc.paths.session_memory_path(session_id)).strip()
+    if not text:
+        return ""
+    from memdir.session.notes import builtin_template
+
+    return "" if text == builtin_template().strip() else text
 
 
 def session_start(inp: HookInput, hc: HookContext) -> str:
@@ -317,13 +322,29 @@ def _spawn_worker(hc: HookContext, session_id: str, transcript: Path) -> None:
 
 
 def pre_compact(inp: HookInput, hc: HookContext) -> str:
-    """The old attachments leave the context: the byte budget starts afresh (the set stays)."""
+    """Bring the session notes up to date (offline), so ``session-start`` with
+    ``source=compact`` can put them back; the recall byte budget starts afresh (the old
+    attachments leave the context) while the never-twice set stays."""
     started = time.perf_counter()
     with hc.sessions.update(inp.session_id) as state:
         state.used_bytes = 0
         state.compactions += 1
-    _log(hc, inp, started, trigger=inp.trigger, notes="no session-notes updater on this build")
+    _log(hc, inp, started, trigger=inp.trigger, notes=_update_notes(inp, hc))
     return ""  # PreCompact cannot add context
+
+
+def _update_notes(inp: HookInput, hc: HookContext) -> str:
+    if hc.settings.claude_mode:
+        return "left to the host (its session memory owns that file in --claude mode)"
+    transcript = Path(inp.transcript_path) if inp.transcript_path else None
+    if transcript is None or not transcript.is_file():
+        return f"no transcript at {inp.transcript_path}"
+    from memdir.session import update_notes_from_transcript
+
+    outcome = update_notes_from_transcript(transcript, hc.paths.session_memory_path(inp.session_id))
+    if not outcome.ok:
+        return f"not updated: {outcome.error}"
+    return f"updated ({outcome.messages_covered} messages)" if outcome.changed else "unchanged"
 
 
 def session_end(inp: HookInput, hc: HookContext) -> str:
@@ -339,8 +360,20 @@ def session_end(inp: HookInput, hc: HookContext) -> str:
         report = run_extraction(hc, inp.session_id, transcript)
         done["final_extraction_runs"] = report.runs
     done["team_push"] = _team_push(hc)
+    done["dream"] = _dream_gate(hc, inp.session_id)
     _log(hc, inp, started, **done)
     return ""
+
+
+def _dream_gate(hc: HookContext, session_id: str) -> str:
+    """Check the dream gate (cheap when closed). This build has the gate and lock but no
+    dreamer to run, so an open gate is reported for ``memdir hook log`` and left open."""
+    from memdir.consolidate.factory import dream_gate
+
+    result = dream_gate(hc.settings, hc.paths).check(current_session=session_id)
+    if not result.open:
+        return f"gate closed ({result.reason})"
+    return f"gate open ({len(result.sessions)} sessions to review); no dreamer in this build"
 
 
 def run_extraction(hc: HookContext, session_id: str, transcript: Path) -> Any:
