@@ -128,6 +128,8 @@ class RecallDaemon:
             return {**base, **self.status()}
         if op == "stop":
             return {**base, "stopping": True}
+        if op == "hook":
+            return {**base, **self.hook(body)}
         if op in ("recall", "warm"):
             memory_dir, cache_dir = body.get("memory_dir"), body.get("cache_dir")
             if not isinstance(memory_dir, str) or not isinstance(cache_dir, str):
@@ -144,6 +146,41 @@ class RecallDaemon:
             elapsed = round((time.perf_counter() - started) * 1000, 2)
             return {**base, "attachments": found if op == "recall" else [], "ms": elapsed}
         return {"ok": False, "error": f"unknown op {op!r}"}
+
+    def hook(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Run a forwarded ``user-prompt-submit`` exactly as the hook process would."""
+        from memdir.adapters.claude_code.handlers import HookContext, recall_in_process
+        from memdir.adapters.claude_code.runner import HookFlags, make_context, run_event
+        from memdir.adapters.claude_code.state import Injected
+
+        env, cwd, raw = body.get("env"), body.get("cwd"), body.get("stdin")
+        flags = body.get("flags") or {}
+        if not (isinstance(env, dict) and isinstance(cwd, str) and isinstance(raw, str)):
+            return {"ok": False, "error": "a hook request needs env, cwd and stdin"}
+        if body.get("event") != "user-prompt-submit" or not isinstance(flags, dict):
+            return {"ok": False, "error": "only user-prompt-submit is served here"}
+        hook_flags = HookFlags(
+            memory_dir=Path(flags["dir"]) if flags.get("dir") else None,
+            settings=Path(flags["settings"]) if flags.get("settings") else None,
+            claude=bool(flags.get("claude")),
+        )
+
+        def recaller(hc: HookContext, query: str, exclude: list[str]) -> tuple[list[Any], str]:
+            if hc.settings.recall_selector == "llm" and hc.settings.model:
+                return recall_in_process(hc, query, exclude), "daemon (llm selector)"
+            engine, lock = self.engine(str(hc.paths.memory_dir), str(hc.cache_dir))
+            with lock:
+                found = recall_attachments(engine, query, exclude, 5)
+            return [Injected.from_json(d) for d in found], "daemon"
+
+        home = Path(cwd)
+        stdout, stderr = run_event(
+            "user-prompt-submit",
+            raw.encode("utf-8"),
+            lambda c: make_context(env, c or home, hook_flags, recaller=recaller),
+            lambda: make_context(env, home, hook_flags).cache_dir,
+        )
+        return {"stdout": stdout, "stderr": stderr}
 
     def status(self) -> dict[str, Any]:
         return {

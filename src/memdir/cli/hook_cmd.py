@@ -10,13 +10,12 @@ loads each handler's dependencies inside it.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import logging
 import sys
 from pathlib import Path
 from typing import Any
 
-from memdir.adapters.claude_code.hookio import EVENTS, parse_input
+from memdir.adapters.claude_code.hookio import EVENTS
 from memdir.cli.context import CliContext
 from memdir.cli.output import table
 
@@ -48,61 +47,24 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     w.set_defaults(handler=cmd_worker)
 
 
-def _global_flags(ctx: CliContext) -> list[str]:
+def hook_flags(ctx: CliContext) -> Any:
+    from memdir.adapters.claude_code.runner import HookFlags
+
     args = ctx.args
-    flags: list[str] = []
-    if getattr(args, "dir", None) is not None:
-        flags += ["--dir", str(Path(args.dir).absolute())]
-    if getattr(args, "settings", None) is not None:
-        flags += ["--settings", str(Path(args.settings).absolute())]
-    if getattr(args, "claude", False):
-        flags.append("--claude")
-    return flags
-
-
-def hook_context(ctx: CliContext, cwd: Path | None = None) -> Any:
-    """The handlers' context, resolved from the CLI context (settings at the edge)."""
-    from memdir.adapters.claude_code.handlers import EXTRACT_MODES, HookContext, env_flag
-
-    if cwd is not None and cwd != ctx.cwd:
-        ctx = CliContext(env=ctx.env, cwd=cwd, out=ctx.out, args=ctx.args)
-    mode = ctx.env.get("MEMDIR_HOOK_EXTRACT", "auto").strip().lower() or "auto"
-    if mode not in EXTRACT_MODES:
-        from memdir.errors import ConfigError
-
-        raise ConfigError(f"MEMDIR_HOOK_EXTRACT={mode!r}: choose {', '.join(EXTRACT_MODES)}")
-    return HookContext(
-        settings=ctx.settings,
-        paths=ctx.paths,
-        env=ctx.env,
-        use_daemon=env_flag(ctx.env, "MEMDIR_HOOK_DAEMON", True),
-        daemon_idle=daemon_idle(ctx),
-        extract_mode=mode,
-        worker_command=[
-            sys.executable,
-            "-m",
-            "memdir",
-            *_global_flags(ctx),
-            "hook",
-            "extract-worker",
-        ],
+    memory_dir = getattr(args, "dir", None)
+    settings = getattr(args, "settings", None)
+    return HookFlags(
+        memory_dir=Path(memory_dir).absolute() if memory_dir is not None else None,
+        settings=Path(settings).absolute() if settings is not None else None,
+        claude=bool(getattr(args, "claude", False)),
     )
 
 
-def daemon_idle(ctx: CliContext) -> float:
-    from memdir.adapters.recall_client import DEFAULT_IDLE_SECONDS
-    from memdir.errors import ConfigError
+def hook_context(ctx: CliContext, cwd: Path | None = None) -> Any:
+    """The handlers' context for ``cwd`` (default: the command's), settings read here."""
+    from memdir.adapters.claude_code.runner import make_context
 
-    raw = ctx.env.get("MEMDIR_DAEMON_IDLE", "").strip()
-    if not raw:
-        return DEFAULT_IDLE_SECONDS
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if value <= 0:
-        raise ConfigError(f"MEMDIR_DAEMON_IDLE={raw!r}: give the idle timeout in seconds (> 0)")
-    return value
+    return make_context(ctx.env, cwd or ctx.cwd, hook_flags(ctx))
 
 
 def _read_stdin() -> bytes:
@@ -120,34 +82,18 @@ def _quiet_library_warnings() -> None:
 
 
 def cmd_event(ctx: CliContext) -> int:
-    event = ctx.args.hook_event
+    from memdir.adapters.claude_code.runner import run_event
+
     _quiet_library_warnings()
-    cache_dir: Path | None = None
-    session = None
-    try:
-        inp = parse_input(event, _read_stdin())
-        session = inp.session_id
-        cwd = Path(inp.cwd) if inp.cwd and Path(inp.cwd).is_dir() else None
-        hc = hook_context(ctx, cwd)
-        cache_dir = hc.cache_dir
-        from memdir.adapters.claude_code.handlers import HANDLERS
-
-        text = HANDLERS[event](inp, hc)
-        if text:
-            ctx.out.stdout.write(text + "\n")
-            ctx.out.stdout.flush()
-    except KeyboardInterrupt:
-        return 0
-    except Exception as exc:  # the host must never see a traceback or a failed hook
-        message = " ".join(str(exc).split()) or type(exc).__name__
-        ctx.out.stderr.write(f"memdir hook {event}: {message}\n")
-        if cache_dir is None:
-            with contextlib.suppress(Exception):  # e.g. the settings themselves are broken
-                cache_dir = ctx.paths.cache_dir
-        if cache_dir is not None:
-            from memdir.adapters.claude_code import hooklog
-
-            hooklog.record(cache_dir, {"session": session, "event": event, "error": message})
+    stdout, stderr = run_event(
+        ctx.args.hook_event,
+        _read_stdin(),
+        lambda cwd: hook_context(ctx, cwd),
+        lambda: ctx.paths.cache_dir,
+    )
+    ctx.out.stdout.write(stdout)
+    ctx.out.stdout.flush()
+    ctx.out.stderr.write(stderr)
     return 0
 
 
@@ -211,7 +157,9 @@ def cmd_daemon(ctx: CliContext) -> int:
 
     sock = recall_client.socket_path(ctx.settings.memdir_home)
     action = ctx.args.action
-    idle = ctx.args.idle if ctx.args.idle is not None else daemon_idle(ctx)
+    from memdir.adapters.claude_code.runner import daemon_idle
+
+    idle = ctx.args.idle if ctx.args.idle is not None else daemon_idle(ctx.env)
     if action == "run":
         from memdir.adapters.recall_daemon import serve
 

@@ -9,12 +9,15 @@ their own state, and every bad input still exits 0 with nothing injected.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from memdir.adapters.claude_code.fastpath import parse_argv
 from memdir.store import MemoryStore
 from tests.adapters.claude_code.fakehost import FakeHost, HookRun
 
@@ -210,3 +213,49 @@ def test_corrupt_settings_and_state_never_break_the_prompt(host: FakeHost) -> No
     assert broken.code == 0 and broken.stdout == ""
     assert broken.stderr.startswith("memdir hook user-prompt-submit: ")
     assert len(broken.stderr.splitlines()) == 1
+
+
+def test_the_daemon_answers_byte_for_byte_like_the_full_cli(host: FakeHost) -> None:
+    prompt = "what do we do about indentation in Go files?"
+    full = host.session("full-1")
+    host.env["MEMDIR_HOOK_DAEMON"] = "0"
+    in_process = full.hook("user-prompt-submit", prompt=prompt)
+    del host.env["MEMDIR_HOOK_DAEMON"]
+    host.memdir("hook", "daemon", "start")
+    forwarded = host.session("full-1")  # same session id: state reset below keeps it fresh
+    (host.cache_dir / "hooks" / "sessions" / "full-1.json").unlink()
+    code = (
+        "import sys\n"
+        "sys.argv = ['memdir', 'hook', 'user-prompt-submit']\n"
+        "from memdir.cli import run\n"
+        "try:\n    run()\nexcept SystemExit:\n    pass\n"
+        "print('argparse' in sys.modules, 'memdir.config' in sys.modules, file=sys.stderr)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        input=json.dumps(forwarded.payload("user-prompt-submit", prompt=prompt)),
+        capture_output=True,
+        text=True,
+        cwd=host.project,
+        env=host.env,
+        timeout=120,
+    )
+    assert proc.stdout == in_process.stdout and "tabs.md" in proc.stdout
+    assert proc.stderr == "False False\n"  # answered without loading the CLI or settings
+    log = json.loads(host.memdir("--json", "hook", "log", "--session", "full-1").stdout)
+    assert [row["via"] for row in log] == ["in-process", "daemon"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "forwarded"),
+    [
+        (["hook", "user-prompt-submit"], True),
+        (["--claude", "--dir", "/m", "--json", "hook", "user-prompt-submit"], True),
+        (["hook", "stop"], False),
+        (["hook", "log"], False),
+        (["--verbose", "hook", "user-prompt-submit"], False),
+        (["recall", "hook"], False),
+    ],
+)
+def test_only_prompt_hooks_take_the_fast_path(argv: list[str], forwarded: bool) -> None:
+    assert (parse_argv(argv, "/p") is not None) is forwarded

@@ -36,6 +36,10 @@ RECALL_INTRO = "Memories that may be relevant to this prompt (from memdir; verif
 DRAIN_SECONDS = 30.0
 EXTRACT_MODES = ("auto", "rules", "model", "off")
 
+# How a context recalls: (context, query, paths to exclude) -> (memories, how). The warm daemon
+# passes its own (its engines are already loaded); everyone else uses :func:`recall_for`.
+Recaller = Callable[["HookContext", str, list[str]], tuple[list[Injected], str]]
+
 
 @dataclass
 class HookContext:
@@ -49,6 +53,7 @@ class HookContext:
     extract_mode: str = "auto"
     worker_command: list[str] = field(default_factory=list)  # argv that runs the worker
     make_extractor: Callable[[], Extractor] | None = None  # tests inject a scripted one
+    recaller: Recaller | None = None
 
     @property
     def cache_dir(self) -> Path:
@@ -90,7 +95,7 @@ def _log(hc: HookContext, inp: HookInput, started: float, **fields: Any) -> None
 # -- user-prompt-submit ---------------------------------------------------------------------
 
 
-def _recall_in_process(hc: HookContext, query: str, exclude: list[str]) -> list[Injected]:
+def recall_in_process(hc: HookContext, query: str, exclude: list[str]) -> list[Injected]:
     from memdir.adapters.recall_daemon import build_engine, recall_attachments
 
     if hc.settings.recall_selector == "llm" and hc.settings.model:
@@ -118,7 +123,7 @@ def recall_for(hc: HookContext, query: str, exclude: list[str]) -> tuple[list[In
             return [Injected.from_json(d) for d in found], "daemon"
         except DaemonError:
             start_daemon(hc)
-    return _recall_in_process(hc, query, exclude), "in-process"
+    return recall_in_process(hc, query, exclude), "in-process"
 
 
 def start_daemon(hc: HookContext) -> None:
@@ -158,7 +163,7 @@ def user_prompt_submit(inp: HookInput, hc: HookContext) -> str:
         if before.exhausted:
             reason = "session budget used up"
         else:
-            found, how = recall_for(hc, prompt, before.surfaced)
+            found, how = (hc.recaller or recall_for)(hc, prompt, before.surfaced)
     budget = MAX_CONTEXT_CHARS - len(RECALL_INTRO) - 2
     with sessions.update(inp.session_id) as state:
         notices = state.take_notices()
