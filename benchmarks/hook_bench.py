@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import shutil
 import subprocess
 import sys
@@ -39,13 +40,35 @@ from scale import generate
 MEMDIR = [str(Path(sys.executable).parent / "memdir")]
 
 
+CPU: list[float] = []  # CPU ms (user + sys) of each timed process, in call order
+
+
 def timed(argv: list[str], env: dict[str, str], cwd: Path, stdin: str | None = None) -> float:
+    """Wall ms of one process; its CPU ms is appended to CPU (robust to a loaded machine)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = subprocess.run(argv, input=stdin, capture_output=True, text=True, env=env, cwd=cwd)
     elapsed = (time.perf_counter() - started) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    CPU.append(cpu * 1000)
     if proc.returncode != 0 or "Traceback" in proc.stderr:
         raise RuntimeError(f"{argv} failed: {proc.stderr[-2000:]}")
     return elapsed
+
+
+def series(calls: list[float]) -> dict[str, list[float]]:
+    """The wall times of ``calls`` with the CPU times recorded for them."""
+    return {"ms": calls, "cpu": CPU[-len(calls) :]}
+
+
+def daemon_status(base: list[str], env: dict[str, str], cwd: Path) -> dict[str, Any]:
+    out = subprocess.run(
+        [*base, "--json", "hook", "daemon", "status"], env=env, cwd=cwd, capture_output=True
+    )
+    value = json.loads(out.stdout)
+    assert isinstance(value, dict)
+    return value
 
 
 def hook_input(project: Path, prompt: str) -> str:
@@ -71,42 +94,34 @@ def measure(n: int, runs: int, warm_runs: int, workdir: Path) -> list[dict[str, 
     env = {k: v for k, v in env.items() if not k.startswith(("CLAUDE_",))}
     base = [*MEMDIR, "--dir", str(memory)]
     build = timed([*base, "recall", "warm up the index"], env, project)  # builds the index
-    rows: list[dict[str, Any]] = [{"case": "search index build (first recall)", "ms": [build]}]
-
-    rows.append(
-        {
-            "case": "`memdir recall` (before)",
-            "ms": [timed([*base, "recall", q], env, project) for q in queries[:runs]],
-        }
-    )
+    rows: list[dict[str, Any]] = [
+        {"case": "search index build (first recall)", **series([build])},
+        {"case": "`python -c pass` (interpreter floor)", **series(
+            [timed([sys.executable, "-c", "pass"], env, project) for _ in range(runs)]
+        )},
+        {"case": "`memdir recall` (before)", **series(
+            [timed([*base, "recall", q], env, project) for q in queries[:runs]]
+        )},
+    ]  # fmt: skip
     cold_env = {**env, "MEMDIR_HOOK_DAEMON": "0"}
     hook = [*base, "hook", "user-prompt-submit"]
-    rows.append(
-        {
-            "case": "hook, cold (no daemon)",
-            "ms": [timed(hook, cold_env, project, hook_input(project, q)) for q in queries[:runs]],
-        }
-    )
+    cold = [timed(hook, cold_env, project, hook_input(project, q)) for q in queries[:runs]]
+    rows.append({"case": "hook, cold (no daemon, in-process recall)", **series(cold)})
     floor = [timed(hook, cold_env, project, hook_input(project, "yes")) for _ in range(runs)]
-    rows.append({"case": "hook, single-word prompt (floor)", "ms": floor})
+    rows.append({"case": "hook, single-word prompt, full CLI (no recall)", **series(floor)})
     subprocess.run([*base, "hook", "daemon", "start"], env=env, cwd=project, capture_output=True)
     timed(hook, env, project, hook_input(project, queries[0]))  # the daemon loads the index
+    before = daemon_status(base, env, project)
     warm = [timed(hook, env, project, hook_input(project, q)) for q in queries[runs:]]
-    rows.append({"case": "hook, warm (daemon)", "ms": warm})
-    status = json.loads(
-        subprocess.run(
-            [*base, "--json", "hook", "daemon", "status"],
-            env=env,
-            cwd=project,
-            capture_output=True,
-            text=True,
-        ).stdout
-    )
+    after = daemon_status(base, env, project)
+    rows.append({"case": "hook, warm (daemon)", **series(warm)})
     subprocess.run([*base, "hook", "daemon", "stop"], env=env, cwd=project, capture_output=True)
     for row in rows:
         row["n"] = n
         row["rss_mib"] = None
-    rows[-1]["rss_mib"] = round(status.get("rss_kib", 0) / 1024, 1)
+        row["daemon_cpu"] = None
+    rows[-1]["rss_mib"] = round(after.get("rss_kib", 0) / 1024, 1)
+    rows[-1]["daemon_cpu"] = (after["cpu_s"] - before["cpu_s"]) * 1000 / max(1, len(warm))
     return rows
 
 
@@ -145,13 +160,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             len(r["ms"]),
             percentile(r["ms"], 50),
             percentile(r["ms"], 95),
-            max(r["ms"]),
+            percentile(r["cpu"], 50),
+            "" if r["daemon_cpu"] is None else r["daemon_cpu"],
             "" if r["rss_mib"] is None else r["rss_mib"],
         ]
         for r in results
     ]
-    header = ["memories", "what (one process per call)", "n", "p50 ms", "p95 ms", "max ms"]
-    text = table(body, [*header, "daemon RSS MiB"])
+    header = ["memories", "what (one process per call)", "n", "wall p50 ms", "wall p95 ms"]
+    header += ["CPU p50 ms", "daemon CPU ms/call", "daemon RSS MiB"]
+    text = table(body, header)
     load = os.getloadavg()
     summary = (
         f"Command: `nice .venv/bin/python benchmarks/hook_bench.py --sizes {args.sizes} "

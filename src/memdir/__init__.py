@@ -11,9 +11,11 @@ the LLM layer they never touch. To add a public name, add it to ``_EXPORTS`` and
 from __future__ import annotations
 
 import importlib as _importlib
-import typing as _typing
 
-if _typing.TYPE_CHECKING:
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs every hook process
+if TYPE_CHECKING:
+    from typing import Any
+
     from memdir.config import Settings, load_settings
     from memdir.errors import (
         ConfigError,
@@ -89,7 +91,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> _typing.Any:
+def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'memdir' has no attribute {name!r}")
@@ -100,6 +102,9 @@ def __getattr__(name: str) -> _typing.Any:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
+
+
+del TYPE_CHECKING
 
 
 __all__ = [

@@ -16,18 +16,18 @@ path, so it imports nothing heavy. Invariants:
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import socket
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 from memdir.errors import DaemonError
+
+TYPE_CHECKING = False  # typing, subprocess, tempfile: imported only where used (per-prompt path)
+if TYPE_CHECKING:
+    from typing import Any
 
 PROTOCOL = 1
 DEFAULT_TIMEOUT = 5.0  # seconds for one recall; the hook gives up (injects nothing) after it
@@ -54,6 +54,9 @@ def socket_path(memdir_home: Path) -> Path:
     preferred = memdir_home / "run" / "recall.sock"
     if len(os.fsencode(str(preferred))) <= _MAX_SOCKET_PATH:
         return preferred
+    import hashlib
+    import tempfile
+
     digest = hashlib.sha256(os.fsencode(str(memdir_home))).hexdigest()[:16]
     return Path(tempfile.gettempdir()) / f"memdir-{os.getuid()}" / f"{digest}.sock"
 
@@ -143,6 +146,8 @@ def spawn(
     log_file: Path | None = None,
 ) -> bool:
     """Start a detached daemon unless one was started moments ago; True if one was started."""
+    import subprocess
+
     ensure_private_dir(sock_path.parent)
     stamp = sock_path.with_name(sock_path.name + ".spawned")
     try:

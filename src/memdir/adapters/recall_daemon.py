@@ -186,6 +186,7 @@ class RecallDaemon:
         return {
             "pid": os.getpid(),
             "rss_kib": rss_kib(),
+            "cpu_s": round(time.process_time(), 3),
             "uptime_s": round(time.time() - self.started, 1),
             "requests": self.requests,
             "memory_dirs": [m for m, _ in self.engines],

@@ -15,12 +15,15 @@ from __future__ import annotations
 import io
 import os
 import sys
-from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from memdir.adapters import recall_client
 from memdir.errors import DaemonError
+
+TYPE_CHECKING = False  # importing typing would cost every prompt
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Any
 
 FORWARDED_EVENTS = frozenset({"user-prompt-submit"})
 _ENV_PREFIXES = ("MEMDIR_", "CLAUDE_", "ANTHROPIC_", "OPENAI_", "XDG_")
