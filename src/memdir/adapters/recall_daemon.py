@@ -160,6 +160,11 @@ class RecallDaemon:
             return {"ok": False, "error": f"expected protocol {PROTOCOL}"}
         op = body.get("op")
         base = {"ok": True, "fingerprint": self.fingerprint}
+        wanted = body.get("fingerprint")
+        if wanted is not None and wanted != self.fingerprint:
+            # another memdir build asks: refuse before doing anything, so it can run the hook
+            # itself without the work (state, log) being done twice
+            return {"ok": False, "stale": True, "error": "the daemon runs another memdir build"}
         if op == "status":
             return {**base, **self.status()}
         if op == "stop":
