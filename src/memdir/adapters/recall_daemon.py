@@ -98,6 +98,9 @@ def _local_recall(
         return []
     excluded = {str(Path(p).resolve()) for p in exclude}
     selector = engine.selector
+    # A memory saved a moment ago (by the extraction worker, or the agent) must be recallable
+    # on the very next prompt: walk the dir on every call instead of every few seconds.
+    selector.refresh_interval = 0.0  # type: ignore[attr-defined]
     picks = selector.select_sync(query, None, limit=limit + len(excluded))  # type: ignore[attr-defined]
     out: list[Attachment] = []
     for pick in picks:
