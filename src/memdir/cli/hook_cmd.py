@@ -200,7 +200,7 @@ def _wait_for(sock: Path, timeout: float = 30.0) -> None:
 
 
 def cmd_worker(ctx: CliContext) -> int:
-    from memdir.adapters.claude_code.handlers import run_extraction
+    from memdir.adapters.claude_code.lifecycle import run_extraction
 
     hc = hook_context(ctx)
     report = run_extraction(hc, ctx.args.session, ctx.args.transcript)
