@@ -18,8 +18,10 @@ import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memdir.atomic import atomic_write
 from memdir.errors import UnsafePathError
-from memdir.pathsafe import open_inside
+from memdir.frontmatter import parse
+from memdir.pathsafe import open_inside, resolve_inside
 
 _log = logging.getLogger("memdir")
 
@@ -222,3 +224,52 @@ def check_text(index_rel: str, text: str, memory_links: set[str], exists: set[st
     elif t.was_byte_truncated:
         report.over_limit = f"{t.byte_count} chars (limit {MAX_ENTRYPOINT_CHARS})"
     return report
+
+
+# -- keeping an index in step with one file (used by the store and by crash recovery) ----------
+
+
+def upsert_file_entry(root: Path, rel: str, text: str) -> None:
+    """Add or refresh the entry for memory file ``rel`` (with content ``text``) in its index."""
+    scope = index_scope(rel)
+    if scope is None:
+        return
+    index_rel, link = scope
+    meta = parse(text, lenient=True).meta
+    title = str(meta.get("name") or Path(rel).stem)
+    hook = str(meta.get("description") or "")
+    current = read_entrypoint(root, index_rel)
+    updated = upsert_entry(current, link, entry_line(title, link, hook))
+    if updated != current:
+        atomic_write(root / index_rel, updated)
+
+
+def remove_file_entry(root: Path, rel: str) -> None:
+    """Drop the entry for ``rel`` from its index (the file is gone)."""
+    scope = index_scope(rel)
+    if scope is None:
+        return
+    index_rel, link = scope
+    current = read_entrypoint(root, index_rel)
+    updated = remove_entry(current, link)
+    if updated != current:
+        atomic_write(root / index_rel, updated)
+
+
+def resync_file_entries(root: Path, rels: list[str]) -> None:
+    """Re-derive each file's entry from the file itself: the Markdown file is the truth."""
+    real_root = Path(os.path.realpath(root))
+    for rel in rels:
+        try:
+            path = resolve_inside(root, rel)
+        except UnsafePathError:
+            continue
+        try:
+            fd = open_inside(real_root, path)
+        except (OSError, UnsafePathError):
+            if not os.path.lexists(path):
+                remove_file_entry(root, rel)
+            continue
+        with open(fd, "rb") as fh:
+            text = fh.read().decode("utf-8", errors="replace")
+        upsert_file_entry(root, rel, text)

@@ -76,8 +76,7 @@ CASES: dict[str, list[Cmd]] = {
         _view("/memories/a"),
         _view("/memories/"),
     ],
-    "view_skips_hidden": [
-        _create("/memories/.secret", "h"),
+    "view_lists_files": [
         _create("/memories/v.txt", "v"),
         _view("/memories"),
     ],
