@@ -4,11 +4,12 @@ Invariant: every write surface (store API, CLI, MCP, memory-tool backend, extrac
 through :class:`~memdir.store.MemoryStore`, which asks this module first, so the policy holds
 everywhere at once:
 
-- **Hidden paths** (any segment starting with ``.``) are refused for every write, delete and
-  rename: memdir's lock file and crash marker, atomic-write temp files, caches, and whatever else
-  lives hidden in a memory dir that is also a git checkout or a project (``.git/…``, ``.env``,
-  editor swap files). Replacing the lock file's inode while another process holds it would
-  defeat the lock; a ``.git/hooks`` file from a model would run code.
+- **Hidden paths** (any segment starting with ``.``) are refused for every read, write, delete
+  and rename through the store, and as team keys: memdir's lock file and crash marker,
+  atomic-write temp files, caches, and whatever else lives hidden in a memory dir that is also a
+  git checkout or a project (``.git/…``, ``.env``, editor swap files). Replacing the lock file's
+  inode while another process holds it would defeat the lock; a ``.git/hooks`` file from a model
+  would run code.
 - **MEMORY.md is the index, not a memory.** Creating, saving or renaming a memory as
   ``MEMORY.md`` (any scope) is refused, and so is renaming the index away. Editing the index as
   text stays allowed: that is how the reference's model adds its pointer lines.
@@ -31,11 +32,11 @@ def is_index(rel: str) -> bool:
 
 
 def check_writable(rel: str) -> None:
-    """Refuse a write, delete or rename of a hidden or control path."""
+    """Refuse a read, write, delete or rename of a hidden or control path through the store."""
     if is_hidden(rel):
         raise ReservedPathError(
-            f"{rel!r} is a hidden path (memdir's lock, temp and cache files, .git, .env …); "
-            "memories are never written there"
+            f"{rel!r} is a hidden path (memdir's lock, temp and cache files, .git, .env …), "
+            "not a memory"
         )
 
 

@@ -113,6 +113,7 @@ class MemoryStore:
 
     # -- reads ---------------------------------------------------------------------------
     def read_bytes(self, name: str | Path) -> bytes:
+        check_writable(self.rel(name))  # hidden and control files are not memories to read
         path = self.path_of(name)
         try:
             size = path.stat().st_size

@@ -20,12 +20,20 @@ import os
 from pathlib import Path
 
 from memdir import pathsafe
+from memdir.controlfiles import is_hidden
 from memdir.errors import PathTraversalError
 
 
 def sanitize_key(key: str) -> str:
-    """The key in normal POSIX form (``a//./b`` -> ``a/b``), or PathTraversalError."""
-    return pathsafe.check_relative(key, error=PathTraversalError)
+    """The key in normal POSIX form (``a//./b`` -> ``a/b``), or PathTraversalError.
+
+    Hidden keys (``.git/…``, ``.env``, temp and lock files) are refused too: push never sends
+    them, so one from a server is hostile (see :mod:`memdir.controlfiles`).
+    """
+    clean = pathsafe.check_relative(key, error=PathTraversalError)
+    if is_hidden(clean):
+        raise PathTraversalError(f"hidden key {key!r} refused (never a shared memory)")
+    return clean
 
 
 def realpath_deepest_existing(path: Path) -> Path:
@@ -39,6 +47,7 @@ def realpath_deepest_existing(path: Path) -> Path:
 
 def validate_team_key(team_dir: Path, key: str) -> Path:
     """The absolute path for ``key`` under ``team_dir``, guaranteed not to escape it."""
+    sanitize_key(key)
     return pathsafe.resolve_inside(team_dir, key, error=PathTraversalError)
 
 
