@@ -26,7 +26,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import pwd
 import sys
 import unicodedata
 from collections.abc import Mapping
@@ -108,8 +107,16 @@ class _Layer:
 
 
 def _home_dir(env: Mapping[str, str]) -> Path:
-    home = env.get("HOME") or pwd.getpwuid(os.getuid()).pw_dir
+    home = env.get("HOME") or env.get("USERPROFILE") or _account_home()
     return Path(home)
+
+
+def _account_home() -> str:
+    try:
+        import pwd  # POSIX only: memdir must still import on Windows
+    except ImportError:
+        return os.path.expanduser("~")
+    return pwd.getpwuid(os.getuid()).pw_dir
 
 
 def _dir_from_env(env: Mapping[str, str], name: str, home: Path) -> Path | None:

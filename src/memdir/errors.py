@@ -5,11 +5,14 @@ Callers catch by class, never by message text::
     MemdirError
      ├── ConfigError              bad settings, bad env values, invalid memory-dir override
      ├── UnsafePathError          a path that would leave its root (traversal, NUL, symlink...)
-     │    └── PathTraversalError  a team-sync key or team write path that fails validation
+     │    ├── PathTraversalError  a team-sync key or team write path that fails validation
+     │    └── ReservedPathError   a hidden/control path (lock, temp, .git, .env) or MEMORY.md
+     │                            used as a memory: never written
      ├── FrontmatterError         unparseable frontmatter (names file + line)
      ├── MemoryNotFoundError      the memory (or file) does not exist
      ├── MemoryExistsError        create/rename onto a file that already exists
      ├── UnreadableFileError      not UTF-8 text, or larger than the read cap
+     ├── InvalidTextError         text to write is not valid Unicode (a lone surrogate)
      ├── ConflictError            expected-hash write, but the file changed underneath
      ├── EditError                exact-string edit: old text missing or not unique
      ├── LockHeldError            a lock file is held by someone else (timeout elapsed)
@@ -50,6 +53,10 @@ class PathTraversalError(UnsafePathError):
     """A team-memory key or write path failed the hardened team checks."""
 
 
+class ReservedPathError(UnsafePathError):
+    """A hidden or control path (lock, temp, cache, .git, .env), or MEMORY.md as a memory."""
+
+
 class FrontmatterError(MemdirError):
     """A memory file's frontmatter is malformed."""
 
@@ -76,6 +83,10 @@ class MemoryExistsError(MemdirError, FileExistsError):
 
 class UnreadableFileError(MemdirError):
     """A file is binary (not UTF-8) or larger than memdir will read."""
+
+
+class InvalidTextError(MemdirError, ValueError):
+    """Text to write cannot be stored as UTF-8 (it holds a lone surrogate)."""
 
 
 class ConflictError(MemdirError):
@@ -182,6 +193,7 @@ __all__ = [
     "EditError",
     "FrontmatterError",
     "InvalidOutputError",
+    "InvalidTextError",
     "LockHeldError",
     "MemdirError",
     "MemoryExistsError",
@@ -192,6 +204,7 @@ __all__ = [
     "ProviderConfigError",
     "ProviderError",
     "ProviderUnavailableError",
+    "ReservedPathError",
     "SecretFoundError",
     "SyncAuthError",
     "SyncConflictError",

@@ -483,3 +483,36 @@ def test_cli_default_port_matches_the_server() -> None:
 
     args = build_parser().parse_args(["mcp", "--transport", "http"])
     assert (args.port, args.host, args.transport) == (DEFAULT_HTTP_PORT, "127.0.0.1", "http")
+
+
+# -- issue #8 items 3, 4 and 5 -----------------------------------------------------------------
+
+
+async def test_a_bad_field_value_does_not_break_memory_list(
+    server: MCPServer, store: MemoryStore
+) -> None:
+    # Before: `created: 2020-13-45` in one file made memory_list fail for the whole dir.
+    store.root.mkdir(parents=True, exist_ok=True)
+    (store.root / "bad.md").write_text("---\nname: B\ndescription: d\ncreated: 2020-13-45\n---\n")
+    (store.root / "goal.md").write_text("---\nname: G\ndescription: Q2 goal: ship X\n---\n")
+    async with Client(server) as client:
+        out = await call(client, "memory_list")
+    assert {m["path"] for m in out["memories"]} == {"bad.md", "goal.md"}
+    assert {(p["path"], p["kind"]) for p in out["problems"]} == {
+        ("bad.md", "bad-value"),
+        ("goal.md", "frontmatter-quoted"),
+    }
+
+
+async def test_lone_surrogates_and_control_files_are_tool_errors(
+    server: MCPServer, store: MemoryStore
+) -> None:
+    async with Client(server) as client:
+        await seed(client)
+        body = await fail(
+            client, "memory_save", name="n", description="d", type="user", body="x \ud800 y"
+        )
+        assert "not valid Unicode" in body
+        assert "unsafe path" in await fail(client, "memory_delete", path=".memdir.lock")
+        assert "unsafe path" in await fail(client, "memory_read", path="bad\udcff.md")
+    assert not (store.root / "n.md").exists()

@@ -76,8 +76,7 @@ CASES: dict[str, list[Cmd]] = {
         _view("/memories/a"),
         _view("/memories/"),
     ],
-    "view_skips_hidden": [
-        _create("/memories/.secret", "h"),
+    "view_lists_files": [
         _create("/memories/v.txt", "v"),
         _view("/memories"),
     ],
@@ -493,3 +492,54 @@ def test_any_memories_path_is_refused_or_inside(tmp_path: Path, tail: str) -> No
         return
     target = Path(os.path.realpath(root / rel))
     assert target == Path(os.path.realpath(root)) or target.is_relative_to(os.path.realpath(root))
+
+
+# -- issue #8 items 4 and 5 --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        {"command": "view", "path": "/memories/bad\udcff.md"},
+        {"command": "create", "path": "/memories/bad\ud800.md", "file_text": "x"},
+        {"command": "create", "path": "/memories/ok.md", "file_text": "lone \ud800 surrogate"},
+        {"command": "str_replace", "path": "/memories/n.md", "old_str": "a", "new_str": "\udcff"},
+        {"command": "insert", "path": "/memories/n.md", "insert_line": 0, "insert_text": "\ud800"},
+        {"command": "rename", "old_path": "/memories/n.md", "new_path": "/memories/\udcff.md"},
+    ],
+)
+def test_lone_surrogates_become_the_sdks_tool_error(tmp_path: Path, command: Cmd) -> None:
+    # Before: a raw UnicodeEncodeError escaped the tool instead of the SDK's ToolError.
+    tool = MemdirMemoryTool(MemoryStore(tmp_path / "mem"))
+    (tmp_path / "mem" / "n.md").write_text("a\n")
+    with pytest.raises(ToolError) as info:
+        tool.call(command)
+    str(info.value).encode("utf-8")  # sendable
+    assert (tmp_path / "mem" / "n.md").read_text() == "a\n"
+    assert sorted(p.name for p in (tmp_path / "mem").iterdir() if not p.name.startswith(".")) == [
+        "n.md"
+    ]
+
+
+def test_listing_never_shows_hidden_files(tmp_path: Path) -> None:
+    root = tmp_path / "mem"
+    root.mkdir()
+    (root / ".env").write_text("TOKEN=x")
+    (root / "v.md").write_text("v")
+    listing = MemdirMemoryTool(MemoryStore(root)).call({"command": "view", "path": "/memories"})
+    assert "v.md" in str(listing) and ".env" not in str(listing)
+
+
+def test_deleting_a_directory_that_holds_hidden_files_is_refused_whole(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "mem")
+    store.write_text("proj/a.md", "a")
+    (store.root / "proj" / ".git").mkdir()
+    (store.root / "proj" / ".git" / "config").write_text("[core]")
+    tool = MemdirMemoryTool(store)
+    for command in (
+        {"command": "delete", "path": "/memories/proj"},
+        {"command": "rename", "old_path": "/memories/proj", "new_path": "/memories/p2"},
+    ):
+        with pytest.raises(ToolError, match="hidden"):
+            tool.call(command)
+    assert (store.root / "proj" / "a.md").is_file() and (store.root / "proj" / ".git").is_dir()

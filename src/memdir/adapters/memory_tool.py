@@ -52,11 +52,18 @@ def _as_tool_error(fn: Callable[[], T]) -> T:
     try:
         return fn()
     except MemdirError as exc:
-        raise ToolError(str(exc)) from exc
+        raise ToolError(_printable(str(exc))) from exc
     except OSError as exc:
         raise ToolError(
             f"{type(exc).__name__}: {exc.strerror or 'operating system error'}"
         ) from exc
+    except UnicodeError as exc:  # a lone surrogate that reached an encoder
+        raise ToolError("invalid text: not valid Unicode (a lone surrogate)") from exc
+
+
+def _printable(text: str) -> str:
+    # A message may quote a hostile path; lone surrogates in it could not be sent as JSON/UTF-8.
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 class MemdirMemoryTool(BetaAbstractMemoryTool):

@@ -81,6 +81,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(handler=cmd_prompt)
 
     p = sub.add_parser("doctor", help="check the memory dir for problems (exit 1 if any)")
+    p.add_argument(
+        "--fix",
+        nargs="*",
+        metavar="PATH",
+        help="repair these files' headers (no PATH: every repairable problem listed)",
+    )
     p.set_defaults(handler=cmd_doctor)
 
 
@@ -254,8 +260,16 @@ def cmd_prompt(ctx: CliContext) -> int:
 
 
 def cmd_doctor(ctx: CliContext) -> int:
+    from memdir import repair
+
     store = ctx.store()
-    problems: list[dict[str, str]] = []
+    fixed: list[dict[str, Any]] = []
+    if ctx.args.fix is not None:
+        done = repair.fix(store, list(ctx.args.fix), everything=not ctx.args.fix)
+        fixed = [{"path": f.path, "action": f.action, "ok": f.ok} for f in done]
+    problems: list[dict[str, str]] = [
+        {"kind": p.kind, "path": p.path, "detail": p.detail} for p in repair.crash_leftovers(store)
+    ]
     result = store.scan(limit=None)
     for issue in [*result.errors, *result.notes]:
         problems.append({"kind": issue.kind, "path": str(issue.path), "detail": issue.reason})
@@ -283,7 +297,10 @@ def cmd_doctor(ctx: CliContext) -> int:
         "index_lines": loaded.line_count if index_text else 0,
         "problems": problems,
     }
+    if ctx.args.fix is not None:
+        summary["fixed"] = fixed
     text = [f"memory dir: {store.root}", f"memories:   {result.total}"]
+    text += [f"{'fixed' if f['ok'] else 'not fixed':22} {f['path']}  {f['action']}" for f in fixed]
     text += [f"{p['kind']:22} {p['path']}  {p['detail']}".rstrip() for p in problems]
     text.append("no problems found" if not problems else f"{len(problems)} problem(s)")
     ctx.out.data(summary, "\n".join(text))

@@ -26,6 +26,7 @@ import os
 from pathlib import Path
 
 from memdir import pathsafe
+from memdir.controlfiles import is_hidden
 from memdir.errors import PathTraversalError
 from memdir.team import wire
 
@@ -62,9 +63,16 @@ def display_key(key: str) -> str:
 
 
 def sanitize_key(key: str) -> str:
-    """The key in normal POSIX form (``a//./b`` -> ``a/b``), or PathTraversalError."""
+    """The key in normal POSIX form (``a//./b`` -> ``a/b``), or PathTraversalError.
+
+    Hidden keys (``.git/…``, ``.env``, temp and lock files) are refused too: push never sends
+    them, so one from a server is hostile (see :mod:`memdir.controlfiles`).
+    """
     check_key_shape(key)
-    return pathsafe.check_relative(key, error=PathTraversalError)
+    clean = pathsafe.check_relative(key, error=PathTraversalError)
+    if is_hidden(clean):
+        raise PathTraversalError(f"hidden key {display_key(key)} refused (never a shared memory)")
+    return clean
 
 
 def realpath_deepest_existing(path: Path) -> Path:
@@ -78,7 +86,7 @@ def realpath_deepest_existing(path: Path) -> Path:
 
 def validate_team_key(team_dir: Path, key: str) -> Path:
     """The absolute path for ``key`` under ``team_dir``, guaranteed not to escape it."""
-    check_key_shape(key)
+    sanitize_key(key)
     return pathsafe.resolve_inside(team_dir, key, error=PathTraversalError)
 
 
