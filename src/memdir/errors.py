@@ -17,6 +17,7 @@ Callers catch by class, never by message text::
      ├── EditError                exact-string edit: old text missing or not unique
      ├── LockHeldError            a lock file is held by someone else (timeout elapsed)
      ├── SecretFoundError         content bound for shared memory holds credentials (labels only)
+     │    └── PrivateSecretError  the same in private memory, with ``privateSecrets: refuse``
      ├── ToolDenied               a sandbox policy refused a tool call (told to the model)
      ├── ProviderError            an LLM provider failed (network, auth, refusal, bad output)
      │    ├── ProviderConfigError missing key / unknown model spec / missing extra
@@ -117,6 +118,18 @@ class SecretFoundError(MemdirError):
         )
 
 
+class PrivateSecretError(SecretFoundError):
+    """Content bound for *private* memory holds credentials and the setting says refuse."""
+
+    def __init__(self, labels: Sequence[str], *, path: str | None = None):
+        super().__init__(labels, path=path)
+        where = f" in {path}" if path else ""
+        self.args = (
+            f"refusing to write{where}: content contains potential secrets "
+            f"({', '.join(self.labels)}); the privateSecrets setting is 'refuse'",
+        )
+
+
 class ToolDenied(MemdirError):
     """A sandbox policy refused a tool call."""
 
@@ -200,6 +213,7 @@ __all__ = [
     "MemoryNotFoundError",
     "MissingExtraError",
     "PathTraversalError",
+    "PrivateSecretError",
     "PromptTooLongError",
     "ProviderConfigError",
     "ProviderError",

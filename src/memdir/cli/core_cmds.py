@@ -309,18 +309,7 @@ def cmd_doctor(ctx: CliContext) -> int:
 
 def _secret_problems(ctx: CliContext) -> list[dict[str, str]]:
     """Credentials in any memory (labels and lines only, never values)."""
-    try:
-        from memdir.team.secrets import scan_file
-    except ImportError:  # pragma: no cover - the scanner ships with the core package
-        return []
-    problems = []
-    for h in ctx.store().scan(limit=None).headers:
-        for finding in scan_file(h.path):
-            problems.append(
-                {
-                    "kind": "secret",
-                    "path": h.filename,
-                    "detail": f"line {finding.line}: {finding.label}",
-                }
-            )
-    return problems
+    from memdir.team.credential_report import credential_problems
+
+    headers = ctx.store().scan(limit=None).headers
+    return credential_problems((h.filename, h.path) for h in headers)

@@ -13,11 +13,12 @@ raw) that reveals ``..`` or ``/``; NFKC folding that reveals ``..``, ``/``, ``\\
 stricter than the reference: it also rejects empty keys, ``..`` segments before joining, a
 drive-letter prefix and URL-encoded backslashes.
 
-Before any of that, :func:`check_key_shape` refuses what no file system can take: a lone
-surrogate (``\\ud800`` is legal JSON but not UTF-8, so every ``os`` call on it raises) and keys
-over ``wire.MAX_KEY_BYTES`` or with a segment over ``wire.MAX_KEY_SEGMENT_BYTES`` bytes. So a
-hostile key is one :class:`~memdir.errors.PathTraversalError`, never an ``OSError`` or
-``UnicodeEncodeError`` from deep inside a path call.
+Where a key crosses the wire (pull, push, the server), :func:`check_key_shape` runs first and
+refuses what no file system can take: a lone surrogate (``\\ud800`` is legal JSON but not
+UTF-8, so every ``os`` call on it raises) and keys over ``wire.MAX_KEY_BYTES`` or with a segment
+over ``wire.MAX_KEY_SEGMENT_BYTES`` bytes. So a hostile key is one
+:class:`~memdir.errors.PathTraversalError`, never an ``OSError`` or ``UnicodeEncodeError`` from
+deep inside a path call.
 """
 
 from __future__ import annotations
@@ -68,7 +69,6 @@ def sanitize_key(key: str) -> str:
     Hidden keys (``.git/…``, ``.env``, temp and lock files) are refused too: push never sends
     them, so one from a server is hostile (see :mod:`memdir.controlfiles`).
     """
-    check_key_shape(key)
     clean = pathsafe.check_relative(key, error=PathTraversalError)
     if is_hidden(clean):
         raise PathTraversalError(f"hidden key {display_key(key)} refused (never a shared memory)")
