@@ -137,7 +137,9 @@ class Compactor:
             report.error = f"autocompaction stopped after {self.failures} consecutive failures"
             return self._done(current, report, started)
         try:
-            compaction = await self._autocompact(current, window, report, force=force)
+            compaction = await self._autocompact(
+                current, window, report, force=force, original=messages
+            )
         except CompactionError as exc:
             self.failures += 1
             report.rung, report.error = "failed", str(exc)
@@ -154,7 +156,13 @@ class Compactor:
         return self._done(compaction.messages, report, started)
 
     async def _autocompact(
-        self, messages: list[ChatMessage], window: Window, report: CompactReport, *, force: bool
+        self,
+        messages: list[ChatMessage],
+        window: Window,
+        report: CompactReport,
+        *,
+        force: bool,
+        original: Sequence[ChatMessage],
     ) -> Compaction:
         trigger = "manual" if force else "auto"
         transcript_path = self.transcript.path if self.transcript else None
@@ -162,7 +170,7 @@ class Compactor:
         if sm is not None:
             if sm.updater.cursor_at_end:  # offline notes are cheap: bring them fully up to date
                 await sm.wait_for_update()
-                outcome = await sm.update_now(messages)
+                outcome = await sm.update_now(original)  # before microcompact cleared results
                 if not outcome.ok:
                     report.notes.append(f"notes update failed: {outcome.error}")
             elif not await sm.wait_for_update():

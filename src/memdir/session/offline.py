@@ -139,7 +139,7 @@ class OfflineUpdater:
         bodies["Current State"] = self._current_state(turns)
 
     def _requests(self, bodies: dict[str, str], requests: Sequence[ChatMessage]) -> None:
-        lines = [f"- {facts.one_line(r.text, REQUEST_CHARS)}" for r in requests]
+        lines = [f"- {facts.condense(r.text, REQUEST_CHARS)}" for r in requests]
         bodies["Task specification"] = _append(bodies.get("Task specification", ""), lines)
 
     def _files(self, bodies: dict[str, str], turns: list[facts.Turn]) -> None:
@@ -276,7 +276,7 @@ class OfflineUpdater:
                 if len("\n".join(lines)) <= limit:
                     break
                 if line.startswith("- ") and len(line) > CONDENSED_CHARS:
-                    lines[i] = "- " + facts.one_line(line[2:], CONDENSED_CHARS)
+                    lines[i] = "- " + facts.condense(line[2:], CONDENSED_CHARS)
         if name == "Files and Functions":  # drop function lists; never a path
             return "\n".join(re.sub(r" — fn: .*$", "", ln) for ln in lines)
         dropped = 0
