@@ -139,7 +139,7 @@ def main() -> None:
                 _pct([x["decisions"] for x in k]),  # type: ignore[index]
                 _pct([x["files"] for x in k]),  # type: ignore[index]
                 _pct([x["errors"] for x in k]),  # type: ignore[index]
-                all(bool(r["valid"]) for r in results),
+                "yes" if all(bool(r["valid"]) for r in results) else "no",
             ]
         )
     header = [

@@ -120,3 +120,21 @@ def test_text_output_on_a_terminal(tmp_path: Path) -> None:
     assert code == 0
     text = out.getvalue()
     assert "session_memory" in text and "tokens" in text and "user:" in text
+
+
+def test_a_user_template_is_used_and_a_broken_one_is_not(tmp_path: Path) -> None:
+    from memdir.session.notes import builtin_template
+
+    config = tmp_path / "home" / ".memdir" / "session-memory" / "config"
+    config.mkdir(parents=True)
+    custom = builtin_template().replace("_A short, specific title", "_My own title line")
+    (config / "template.md").write_text(custom)
+    t = coding_session(tmp_path / "s.jsonl")
+    assert run(tmp_path, "session", "update", str(t.path))[0] == 0
+    notes = run(tmp_path, "session", "show", str(t.path))[1]["notes"]
+    assert "_My own title line" in notes
+    (config / "template.md").write_text("# Just one section\n")
+    t2 = coding_session(tmp_path / "s2.jsonl")
+    code, _, err = run(tmp_path, "session", "update", str(t2.path))
+    assert code == 0 and "not used" in err
+    assert "_A short, specific title" in run(tmp_path, "session", "show", str(t2.path))[1]["notes"]

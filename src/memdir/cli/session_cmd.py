@@ -92,8 +92,11 @@ def cmd_compact(ctx: CliContext) -> int:
 
         provider = provider_from_spec(spec, ctx.env)
     else:
+        from memdir.session.notes import config_dir, load_template
+
         notes = _abs(ctx, args.notes) if args.notes else notes_path_for(path)
-        memory = SessionMemory(notes, OfflineUpdater())
+        template = load_template(config_dir(ctx.settings.home))
+        memory = SessionMemory(notes, OfflineUpdater(), template=template)
     transcript = None
     if args.append:
         transcript = Transcript.resume(path, session_id=path.stem, cwd=str(ctx.cwd))
@@ -169,13 +172,15 @@ def cmd_show(ctx: CliContext) -> int:
 
 
 def cmd_update(ctx: CliContext) -> int:
+    from memdir.session.notes import config_dir, load_template
     from memdir.session.offline import update_notes_from_transcript
 
     transcript = _resolve_transcript(ctx, ctx.args.session)
     if not transcript.is_file():
         raise MemoryNotFoundError(f"no transcript at {transcript}")
     notes_path = notes_path_for(transcript)
-    outcome = update_notes_from_transcript(transcript, notes_path)
+    template = load_template(config_dir(ctx.settings.home))
+    outcome = update_notes_from_transcript(transcript, notes_path, template=template)
     payload = {"notes_path": str(notes_path), **vars(outcome)}
     verb = "updated" if outcome.changed else "unchanged"
     ctx.out.data(payload, f"{notes_path}: {verb} ({outcome.notes_tokens} tokens)")

@@ -165,6 +165,29 @@ def condense(text: str, limit: int) -> str:
     return " ".join(out)
 
 
+_DECIDES = re.compile(
+    r"^(?:no|nope|wrong)\b|\b(?:that's wrong|that is wrong|instead of|rather than|let's|let us|"
+    r"go with|decided?|from now on|going forward|always|never|don't|do not|must|should)\b",
+    re.IGNORECASE,
+)
+_ASKS = re.compile(
+    r"\b(?:please|pls|can you|could you|would you|add|fix|implement|make|update|remove|rename|"
+    r"write|change|create|need|want|use|build|refactor|migrate|delete)\b",
+    re.IGNORECASE,
+)
+
+
+def intent(line: str) -> int:
+    """How much a user message says about the task: 3 corrects or decides, 2 asks for work,
+    1 anything else (questions, pastes), 0 a bare acknowledgement ("ok continue")."""
+    text = line[2:] if line.startswith("- ") else line
+    if _DECIDES.search(text):
+        return 3
+    if _ASKS.search(text):
+        return 2
+    return 0 if len(text.split()) < 4 and not text.rstrip().endswith("?") else 1
+
+
 def is_request(message: ChatMessage) -> bool:
     """A message the user typed (not a tool result carrier, not injected, not a summary)."""
     if message.role != "user" or message.is_meta or message.kind != "message":

@@ -173,6 +173,12 @@ def is_template_usable(template: str) -> list[str]:
     return problems
 
 
+def config_dir(home: Path) -> Path:
+    """Where a user's ``template.md`` and ``prompt.md`` live: ``<home>/session-memory/config``
+    (``~/.memdir/...``, or ``~/.claude/...`` in Claude mode, as the reference has it)."""
+    return home / "session-memory" / "config"
+
+
 def load_template(config_dir: Path | None) -> str:
     """The user's ``template.md`` in ``config_dir`` if usable, else the built-in one."""
     if config_dir is None:
