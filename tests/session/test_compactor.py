@@ -205,3 +205,12 @@ async def test_notes_see_tool_results_before_microcompact_clears_them(tmp_path: 
     result = await Compactor(session_memory=_memory(tmp_path)).maybe_compact(msgs, 40_000)
     assert result.report.rung == "session_memory" and result.report.cleared_results > 0
     assert "ZeroDivisionError: division by zero in avg()" in result.messages[1].text
+
+
+async def test_empty_conversation_is_left_alone(tmp_path: Path) -> None:
+    provider = ScriptedProvider()
+    compactor = Compactor(session_memory=_memory(tmp_path), provider=provider)
+    for msgs in ([], [ChatMessage.boundary(pre_tokens=1)]):
+        result = await compactor.maybe_compact(msgs, 40_000, force=True)
+        assert result.report.rung == "none" and result.messages == msgs
+    assert provider.calls == 0 and compactor.failures == 0

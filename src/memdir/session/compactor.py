@@ -132,6 +132,9 @@ class Compactor:
                 )
         if not force and not window.over(tokens):
             return self._done(current, report, started)
+        if not any(m.role in ("user", "assistant") for m in current):
+            report.notes.append("nothing to compact: the conversation is empty")
+            return self._done(current, report, started)
         if self.breaker_open and not force:
             report.rung = "breaker_open" if not report.cleared_results else report.rung
             report.error = f"autocompaction stopped after {self.failures} consecutive failures"
