@@ -214,3 +214,11 @@ async def test_empty_conversation_is_left_alone(tmp_path: Path) -> None:
         result = await compactor.maybe_compact(msgs, 40_000, force=True)
         assert result.report.rung == "none" and result.messages == msgs
     assert provider.calls == 0 and compactor.failures == 0
+
+
+async def test_a_notes_path_that_is_a_directory_never_raises(tmp_path: Path) -> None:
+    mem = _memory(tmp_path)
+    mem.path.mkdir(parents=True)
+    result = await Compactor(session_memory=mem).maybe_compact(_long(), 40_000)
+    assert result.report.rung == "failed" and result.report.fallback_reason == "no notes file"
+    assert any("notes update failed" in n for n in result.report.notes)

@@ -231,10 +231,14 @@ def create_exclusive(path: Path, template: str) -> bool:
 
 
 def read_notes(path: Path) -> str | None:
-    """The notes text, or None when there is no notes file (unreadable bytes are replaced)."""
+    """The notes text, or None when there is no readable notes file (a directory, no permission:
+    logged); bytes that are not UTF-8 are replaced, never fatal."""
     try:
         return path.read_bytes().decode("utf-8", errors="replace")
     except FileNotFoundError:
+        return None
+    except OSError as exc:
+        log.warning("session notes %s unreadable: %s", path, exc)
         return None
 
 
