@@ -26,11 +26,12 @@ from memdir.errors import FrontmatterError
 from memdir.frontmatter import parse_lines
 from memdir.index import ENTRYPOINT_NAME
 from memdir.model import MemoryHeader
+from memdir.validity import VALIDITY_KEYS, validity_meta
 
 MAX_MEMORY_FILES = 200
 FRONTMATTER_MAX_LINES = 30
 _MAX_LINE_CHARS = 8_192
-_CACHE_VERSION = 1
+_CACHE_VERSION = 2  # 2: headers keep the validity keys
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +109,7 @@ def _header(root: Path, rel: str, mtime: float, meta: dict[str, Any]) -> MemoryH
         description=text("description"),
         type=text("type"),
         name=text("name"),
+        validity=tuple(sorted(validity_meta(meta).items())),
     )
 
 
@@ -179,7 +181,7 @@ def scan_headers(
             issues.append(ScanIssue(Path(entry.path), f"cannot stat: {exc.strerror}"))
             continue
         live.add(rel)
-        keep = {"description", "type", "name"}
+        keep = {"description", "type", "name", *VALIDITY_KEYS}
         meta = cache.get(rel, st.st_mtime_ns, st.st_size) if cache is not None else None
         if meta is None:
             try:

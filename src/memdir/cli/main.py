@@ -17,6 +17,7 @@ from typing import TextIO
 from memdir.cli import (
     core_cmds,
     demo_cmd,
+    dream_cmd,
     extract_cmd,
     mcp_cmd,
     recall_cmd,
@@ -30,7 +31,7 @@ from memdir.errors import MemdirError
 Handler = Callable[[CliContext], int]
 
 # Each command-group module exposes ``register(subparsers)`` and sets ``handler`` defaults.
-_GROUPS = [core_cmds, recall_cmd, extract_cmd, mcp_cmd, secrets_cmd, team_cmd, demo_cmd]
+_GROUPS = [core_cmds, recall_cmd, extract_cmd, mcp_cmd, secrets_cmd, team_cmd, demo_cmd, dream_cmd]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -36,11 +36,11 @@ from pathlib import Path
 from typing import Any
 
 from memdir.atomic import FILE_MODE, atomic_write, content_hash, ensure_dir, fsync_dir
+from memdir.consolidate.logs import DISTILLED_NAME
 from memdir.errors import ConflictError, MemoryNotFoundError
 from memdir.store import MemoryStore
 
 DEFAULT_KEEP = 10
-DISTILLED_NAME = "logs/.distilled.json"  # the dream's record of distilled daily logs
 
 
 def dream_files(root: Path) -> Iterator[str]:
@@ -253,11 +253,14 @@ class Snapshots:
 class JournalingStore(MemoryStore):
     """A store whose every file change is journaled in ``snapshot`` first.
 
-    Agents and extractors get this store, so paths they choose at run time (the LLM dream, the
+    ``retire_reason`` turns deletes into retirements (dream never deletes a memory). Agents and
+    extractors get this store, so paths they choose at run time (the LLM dream, the
     log distiller) are recorded before they are written, without knowing them in advance.
     """
 
-    def __init__(self, base: MemoryStore, snapshot: Snapshot) -> None:
+    def __init__(
+        self, base: MemoryStore, snapshot: Snapshot, *, retire_reason: str | None = None
+    ) -> None:
         super().__init__(
             base.root,
             guards=base.guards,
@@ -266,6 +269,7 @@ class JournalingStore(MemoryStore):
             header_cache=base._header_cache_path,
         )
         self.snapshot = snapshot
+        self.retire_reason = retire_reason
         snapshot.touch(["MEMORY.md", "team/MEMORY.md"])  # any write may update an index
 
     def _write(self, rel: str, text: str) -> None:
@@ -273,7 +277,12 @@ class JournalingStore(MemoryStore):
         super()._write(rel, text)
 
     def delete(self, name: str | Path, *, expected_hash: str | None = None) -> str:
+        """Journaled delete; with ``retire_reason`` a delete retires the memory instead."""
         self.snapshot.touch([self.rel(name)])
+        if self.retire_reason is not None:
+            from memdir.consolidate.forget import retire
+
+            return retire(self, name, reason=self.retire_reason)
         return super().delete(name, expected_hash=expected_hash)
 
     def rename(self, old: str | Path, new: str | Path) -> str:
