@@ -33,7 +33,7 @@ class IndexEntry:
     link: str
     title: str
     hook: str
-    order: float  # larger = newer
+    order: tuple[int, float, str]  # larger = newer: (day ordinal, mtime, link) — no ties
 
 
 @dataclass
@@ -85,7 +85,8 @@ def repair(text: str, current: Sequence[IndexEntry], existing: set[str]) -> Inde
         if len(line) > index.ENTRY_TARGET_CHARS and len(fresh) < len(line):
             result.shortened += 1
         out.append((fresh, link))
-    missing = sorted((e for e in current if e.link not in seen), key=lambda e: -e.order)
+    unseen = [e for e in current if e.link not in seen]
+    missing = sorted(unseen, key=lambda e: e.order, reverse=True)
     if missing:
         while out and not out[-1][0].strip():
             out.pop()

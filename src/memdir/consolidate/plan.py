@@ -371,7 +371,7 @@ def _repair_indexes(plan: DreamPlan, root: Path, mems: dict[str, _Mem], today: d
             link = mem.rel[len(prefix) :]
             title = str(mem.meta.get("name") or Path(link).stem)
             hook = str(mem.meta.get("description") or "")
-            order = mem.anchor.toordinal() + mem.mtime / 1e11
+            order = (mem.anchor.toordinal(), mem.mtime, link)
             entries.append(IndexEntry(link, title, hook, order))
         base = root / prefix
         existing = {p.relative_to(base).as_posix() for p in base.rglob("*.md") if p.is_file()}

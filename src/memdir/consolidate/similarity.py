@@ -31,8 +31,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-NEAR = 0.55
-CONTAINED = 0.85
+NEAR = 0.5
+CONTAINED = 0.8
 SUBJECT = 0.45
 CONFLICT_SUBJECT = 0.35  # a conflict needs less overlap: an update often restates one line
 CONFLICT_CONTAINED = 0.5
@@ -61,11 +61,19 @@ def normalise(text: str) -> str:
     return " ".join(re.findall(r"[^\W_]+", text.lower()))
 
 
+_SUFFIXES = ("ments", "ment", "ences", "ence", "ances", "ance", "ings", "ing", "ed")
+
+
 def _stem(word: str) -> str:
+    """A deliberately small stemmer: plurals and a few derivational endings, so "prefers",
+    "preference" and "prefer" meet, while distinct words ("check", "checkout") stay apart."""
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"
     if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]
+        word = word[:-1]
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)]
     return word
 
 

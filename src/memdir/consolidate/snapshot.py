@@ -36,11 +36,13 @@ from pathlib import Path
 from typing import Any
 
 from memdir.atomic import FILE_MODE, atomic_write, content_hash, ensure_dir, fsync_dir
-from memdir.consolidate.logs import DISTILLED_NAME
-from memdir.errors import ConflictError, MemoryNotFoundError
+from memdir.consolidate.logs import DISTILLED_NAME, LOGS_DIR
+from memdir.errors import ConflictError, MemoryNotFoundError, UnsafePathError
+from memdir.scan import ScanResult
 from memdir.store import MemoryStore
 
 DEFAULT_KEEP = 10
+LOGS_PREFIX = LOGS_DIR + "/"
 
 
 def dream_files(root: Path) -> Iterator[str]:
@@ -272,12 +274,23 @@ class JournalingStore(MemoryStore):
         self.retire_reason = retire_reason
         snapshot.touch(["MEMORY.md", "team/MEMORY.md"])  # any write may update an index
 
+    def scan(self, *, limit: int | None = None) -> ScanResult:
+        """Memories only: daily logs are input to a dream, never something it rewrites."""
+        result = super().scan(limit=None)
+        result.headers = [h for h in result.headers if not h.filename.startswith(LOGS_PREFIX)]
+        result.total = len(result.headers)
+        if limit is not None:
+            result.headers = result.headers[:limit]
+        return result
+
     def _write(self, rel: str, text: str) -> None:
+        _refuse_logs(rel)
         self.snapshot.touch([rel])
         super()._write(rel, text)
 
     def delete(self, name: str | Path, *, expected_hash: str | None = None) -> str:
         """Journaled delete; with ``retire_reason`` a delete retires the memory instead."""
+        _refuse_logs(self.rel(name))
         self.snapshot.touch([self.rel(name)])
         if self.retire_reason is not None:
             from memdir.consolidate.forget import retire
@@ -286,5 +299,12 @@ class JournalingStore(MemoryStore):
         return super().delete(name, expected_hash=expected_hash)
 
     def rename(self, old: str | Path, new: str | Path) -> str:
+        _refuse_logs(self.rel(old))
+        _refuse_logs(self.rel(new))
         self.snapshot.touch([self.rel(old), self.rel(new)])
         return super().rename(old, new)
+
+
+def _refuse_logs(rel: str) -> None:
+    if rel.startswith(LOGS_PREFIX):
+        raise UnsafePathError(f"{rel}: daily logs are append-only; a dream never rewrites them")
