@@ -146,3 +146,23 @@ def test_kill_9_mid_dream_then_lock_rolls_back_and_undo_restores(tmp_path: Path)
     store = MemoryStore(root)
     Snapshots(store, state / "snaps").undo()
     assert tree(root) == before
+
+
+def test_a_file_edited_while_planning_outside_the_lock_is_replanned(
+    store: MemoryStore, snaps: Snapshots
+) -> None:
+    messy(store.root)
+    plans = 0
+
+    class EditWhilePlanning(OfflineDreamer):
+        def plan(self):  # type: ignore[no-untyped-def]
+            nonlocal plans
+            result = super().plan()
+            plans += 1
+            if plans == 1:  # someone writes between the first plan and the lock
+                (store.root / "launch.md").write_text("Rewritten: ship yesterday.\n")
+            return result
+
+    report = EditWhilePlanning(store, snaps, today=TODAY).run()
+    assert plans == 2 and report.ok
+    assert (store.root / "launch.md").read_text().startswith("Rewritten: ship yesterday (")

@@ -28,7 +28,7 @@ from memdir import index
 from memdir.atomic import atomic_write
 from memdir.consolidate.base import DreamReport
 from memdir.consolidate.logs import DISTILLED_NAME, Bullet, DistilledRecord
-from memdir.consolidate.plan import DreamPlan, plan_offline
+from memdir.consolidate.plan import DreamPlan, FileChange, plan_offline
 from memdir.consolidate.snapshot import JournalingStore, Snapshot, Snapshots
 from memdir.errors import ConflictError
 from memdir.extract.rule_extractor import RuleExtractor
@@ -91,10 +91,14 @@ class OfflineDreamer:
         return await asyncio.to_thread(self.run)
 
     def run(self) -> DreamReport:
+        # Plan (and embed) outside the store lock: other writers are not kept waiting on a
+        # model. Under the lock the plan is re-checked against the files and redone if any moved.
+        plan, found, pending = self.plan()
+        if plan.empty and not pending:
+            return DreamReport("offline", details={"plan": plan.summary()})
         with self.store.lock():
-            plan, found, pending = self.plan()
-            if plan.empty and not pending:
-                return DreamReport("offline", details={"plan": plan.summary()})
+            if not _still_valid(plan, self.store):
+                plan, found, pending = self.plan()
             snap = self.snapshots.take("offline dream")
             journaled = JournalingStore(
                 self.store, snap, retire_reason="forgotten on request (daily log)"
@@ -134,15 +138,24 @@ def _fixed(moment: dt.datetime) -> Callable[[], dt.datetime]:
     return lambda: moment
 
 
+def _still_valid(plan: DreamPlan, store: MemoryStore) -> bool:
+    """True when every file the plan changes still holds the text the plan was made from."""
+    for change in plan.changes.values():
+        path = store.path_of(change.rel)
+        now = path.read_text("utf-8").removeprefix("\ufeff") if path.is_file() else None
+        if now != change.before and not (now in (None, "") and not change.before):
+            return False
+    return True
+
+
 def apply_plan(
     plan: DreamPlan, store: MemoryStore, snap: Snapshot, *, progress: Progress | None = None
 ) -> None:
     """Write a plan: verify, guard, journal, memory files, then indexes. Caller holds the lock."""
+    if not _still_valid(plan, store):
+        moved = [c.rel for c in plan.changes.values() if not _still_valid(_only(plan, c), store)]
+        raise ConflictError(f"{', '.join(moved)} changed while the dream was planned; run it again")
     for change in plan.changes.values():
-        path = store.path_of(change.rel)
-        now = path.read_text("utf-8") if path.is_file() else None
-        if now is not None and now.removeprefix("\ufeff") != (change.before or ""):
-            raise ConflictError(f"{change.rel} changed while the dream was planned; run it again")
         for guard in store.guards:
             guard(change.rel, change.after)
     snap.touch(plan.changes)
@@ -157,6 +170,10 @@ def apply_plan(
             store.write_text(change.rel, change.after)
     if progress is not None:
         progress(total, total, "")
+
+
+def _only(plan: DreamPlan, change: FileChange) -> DreamPlan:
+    return DreamPlan(plan.root, plan.today, changes={change.rel: change})
 
 
 def _report(plan: DreamPlan, snap: Snapshot, distilled: list[str]) -> DreamReport:
