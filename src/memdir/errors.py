@@ -16,6 +16,7 @@ Callers catch by class, never by message text::
      ├── ConflictError            expected-hash write, but the file changed underneath
      ├── EditError                exact-string edit: old text missing or not unique
      ├── LockHeldError            a lock file is held by someone else (timeout elapsed)
+     ├── DreamError               a dream / daily-log request that cannot run (empty log text...)
      ├── SecretFoundError         content bound for shared memory holds credentials (labels only)
      │    └── PrivateSecretError  the same in private memory, with ``privateSecrets: refuse``
      ├── ToolDenied               a sandbox policy refused a tool call (told to the model)
@@ -100,6 +101,10 @@ class EditError(MemdirError):
 
 class LockHeldError(MemdirError):
     """A lock is held by another holder and could not be taken in time."""
+
+
+class DreamError(MemdirError):
+    """A consolidation or daily-log request that cannot be carried out as asked."""
 
 
 class SecretFoundError(MemdirError):
@@ -203,6 +208,7 @@ __all__ = [
     "CompactionError",
     "ConfigError",
     "ConflictError",
+    "DreamError",
     "EditError",
     "FrontmatterError",
     "InvalidOutputError",

@@ -17,6 +17,7 @@ from typing import TextIO
 from memdir.cli import (
     core_cmds,
     demo_cmd,
+    dream_cmd,
     extract_cmd,
     mcp_cmd,
     recall_cmd,
@@ -40,6 +41,7 @@ _GROUPS = [
     team_cmd,
     demo_cmd,
     session_cmd,
+    dream_cmd,
 ]
 
 
