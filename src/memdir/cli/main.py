@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 from memdir.cli import (
+    agent_cmd,
     core_cmds,
     demo_cmd,
     extract_cmd,
@@ -31,6 +32,7 @@ Handler = Callable[[CliContext], int]
 
 # Each command-group module exposes ``register(subparsers)`` and sets ``handler`` defaults.
 _GROUPS = [core_cmds, recall_cmd, extract_cmd, mcp_cmd, secrets_cmd, team_cmd, demo_cmd]
+_GROUPS += [agent_cmd]
 
 
 def build_parser() -> argparse.ArgumentParser:
