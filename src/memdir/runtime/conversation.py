@@ -1,0 +1,110 @@
+"""The conversation as the runtime sees it: stable uuids, the transcript, recall attachments.
+
+Invariants:
+
+* Every message object gets one uuid the first time the runtime sees it, and is appended to the
+  transcript exactly once (reference JSONL layout, so ``memdir extract``, ``memdir compact`` and
+  dream read it). The extraction cursor points at those uuids.
+* Recall attachments are injected as ``<system-reminder>`` text blocks joined to the user's
+  message (roles keep alternating; the rule extractor ignores tagged blocks, so a surfaced
+  memory is never re-extracted as something the user said).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from memdir.extract.base import Turn
+from memdir.llm.base import Block, Message, TextBlock, ToolResultBlock, ToolUseBlock
+from memdir.recall.surface import Attachment
+from memdir.transcripts import Transcript, new_uuid
+
+REMINDER_OPEN, REMINDER_CLOSE = "<system-reminder>", "</system-reminder>"
+
+
+def attachment_block(attachments: Sequence[Attachment]) -> TextBlock:
+    """One reminder block carrying every attachment of a turn."""
+    body = "\n\n".join(a.text.rstrip("\n") for a in attachments)
+    return TextBlock(f"{REMINDER_OPEN}\n{body}\n{REMINDER_CLOSE}")
+
+
+def with_attachments(
+    messages: Sequence[Message], attachments: Sequence[Attachment]
+) -> list[Message]:
+    """``messages`` with the attachments joined to the last user message (unchanged if none)."""
+    out = list(messages)
+    if not attachments:
+        return out
+    block = attachment_block(attachments)
+    if out and out[-1].role == "user":
+        last = out.pop()
+        out.append(Message("user", [*last.blocks, block]))
+    else:
+        out.append(Message("user", [block]))
+    return out
+
+
+def _block_json(block: Block) -> dict[str, Any]:
+    if isinstance(block, TextBlock):
+        return {"type": "text", "text": block.text}
+    if isinstance(block, ToolUseBlock):
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    entry: dict[str, Any] = {
+        "type": "tool_result",
+        "tool_use_id": block.tool_use_id,
+        "content": block.content,
+    }
+    if block.is_error:
+        entry["is_error"] = True
+    return entry
+
+
+def message_content(message: Message) -> str | list[Mapping[str, Any]]:
+    if isinstance(message.content, str):
+        return message.content
+    return [_block_json(b) for b in message.blocks]
+
+
+class ConversationLog:
+    """Uuids for messages and the append-only transcript behind them."""
+
+    def __init__(self, transcript: Transcript | None, *, model: str) -> None:
+        self.transcript = transcript
+        self.model = model
+        self._seen: dict[int, tuple[Message, str]] = {}  # keeps the message alive: ids stay unique
+
+    def uuid_of(self, message: Message) -> str | None:
+        known = self._seen.get(id(message))
+        return known[1] if known is not None else None
+
+    def record(self, messages: Sequence[Message]) -> list[Turn]:
+        """Append the messages not seen before; return the whole conversation as turns."""
+        turns: list[Turn] = []
+        for message in messages:
+            uuid = self.uuid_of(message)
+            if uuid is None:
+                uuid = self._append(message)
+                self._seen[id(message)] = (message, uuid)
+            turns.append(Turn(uuid, message))
+        return turns
+
+    def _append(self, message: Message) -> str:
+        if self.transcript is None:
+            return new_uuid()
+        content = message_content(message)
+        if message.role == "assistant":
+            entry = self.transcript.assistant(content, model=self.model, stop_reason=_stop(message))
+        elif any(isinstance(b, ToolResultBlock) for b in message.blocks):
+            entry = self.transcript.user(content, tool_use_result=_tool_result_text(message))
+        else:
+            entry = self.transcript.user(content)
+        return str(entry["uuid"])
+
+
+def _stop(message: Message) -> str:
+    return "tool_use" if any(isinstance(b, ToolUseBlock) for b in message.blocks) else "end_turn"
+
+
+def _tool_result_text(message: Message) -> str:
+    return "\n".join(b.content for b in message.blocks if isinstance(b, ToolResultBlock))
