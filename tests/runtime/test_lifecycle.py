@@ -285,3 +285,12 @@ def test_attach_joins_the_last_user_message() -> None:
     assert len(out) == 1 and isinstance(out[0].blocks[1], TextBlock)
     assert out[0].blocks[1].text.startswith("<system-reminder>\nMemory (saved today)")
     assert MemoryRuntime.attach([Message("assistant", "x")], [att])[-1].role == "user"
+
+
+async def test_default_recall_is_the_offline_local_selector(project: Project) -> None:
+    seed(project.store())
+    rt = project.runtime(recall=None)  # built by start(): no provider -> local (BM25 + MiniLM)
+    await rt.start()
+    _, got = await turn(rt, [], "which grafana dashboard shows api latency?", "ok", wait=30)
+    assert got == ["dashboard.md"]
+    await rt.end()

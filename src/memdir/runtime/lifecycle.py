@@ -60,6 +60,7 @@ log = logging.getLogger(__name__)
 
 ExtractionMode = Literal["auto", "llm", "rules", "off"]
 COMPONENTS = ("recall", "extraction", "session_memory", "compaction", "team", "dream")
+_WATCHER = "team-watcher"
 
 
 @dataclass(frozen=True)
@@ -348,7 +349,8 @@ class MemoryRuntime:
             await asyncio.wait_for(watcher.pull_now(), self.options.team_pull_timeout)
         except TimeoutError:
             self.board.set("team", state="timed_out", last_error="first pull timed out")
-        self.board.spawn("team", lambda: watcher.run(self._team_stop), timeout=float("inf"))
+        # The watcher runs for the whole session under its own name; "team" shows sync results.
+        self.board.spawn(_WATCHER, lambda: watcher.run(self._team_stop), timeout=float("inf"))
 
     def notices(self) -> list[str]:
         """User-facing lines since the last call ("Saved 2 memories", failures); cleared."""
@@ -401,7 +403,7 @@ class MemoryRuntime:
                 )
         if self._team is not None:
             self._team_stop.set()
-            late = await self.board.drain(["team"], max(0.0, deadline - time.monotonic()))
+            late = await self.board.drain([_WATCHER], max(0.0, deadline - time.monotonic()))
             (report.timed_out if late else report.drained).append("team")
             if self._team_client is not None:
                 with contextlib.suppress(Exception):
