@@ -16,6 +16,7 @@ from typing import TextIO
 
 from memdir.cli import (
     agent_cmd,
+    chat_cmd,
     core_cmds,
     demo_cmd,
     extract_cmd,
@@ -32,7 +33,7 @@ Handler = Callable[[CliContext], int]
 
 # Each command-group module exposes ``register(subparsers)`` and sets ``handler`` defaults.
 _GROUPS = [core_cmds, recall_cmd, extract_cmd, mcp_cmd, secrets_cmd, team_cmd, demo_cmd]
-_GROUPS += [agent_cmd]
+_GROUPS += [agent_cmd, chat_cmd]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -53,6 +53,7 @@ from memdir.store import MemoryStore
 from memdir.transcripts import Transcript
 
 if TYPE_CHECKING:
+    from memdir.consolidate import Dreamer, DreamGate, DreamOutcome
     from memdir.team.client import TeamSyncClient
     from memdir.team.watcher import TeamWatcher
 
@@ -74,6 +75,7 @@ class RuntimeOptions:
     drain_timeout: float = 60.0
     team_pull_timeout: float = 10.0
     team_debounce: float = 2.0
+    dream_timeout: float = 600.0
     model_name: str = "memdir"
     search_past_context: bool = True
 
@@ -106,6 +108,8 @@ class MemoryRuntime:
         recall: MemoryRecall | None = None,
         extractor: Extractor | None = None,
         team_client: TeamSyncClient | None = None,
+        dreamer: Dreamer | None = None,
+        dream_gate: DreamGate | None = None,
         options: RuntimeOptions | None = None,
     ) -> None:
         self.settings = settings
@@ -135,6 +139,8 @@ class MemoryRuntime:
         self._team_client = team_client
         self._team: TeamWatcher | None = None
         self._team_stop = asyncio.Event()
+        self._dreamer = dreamer
+        self._dream_gate = dream_gate
         self._prefetch: asyncio.Task[list[RelevantMemory]] | None = None
         self._prefetch_started = 0.0
         self._notices: list[str] = []
@@ -162,6 +168,7 @@ class MemoryRuntime:
         self._extraction = self._build_extraction()
         self.system_prompt = await asyncio.to_thread(self._build_prompt)
         report.system_prompt = self.system_prompt
+        self._maybe_dream()
         report.notices = self.notices()
         return report
 
@@ -293,6 +300,10 @@ class MemoryRuntime:
         """The compaction ladder; returns the messages to send (the same ones if nothing fired)."""
         return list(messages)
 
+    async def compact_now(self, messages: Sequence[Message]) -> tuple[list[Message], str]:
+        """A manual compaction (``/compact``): the new messages and the line to show."""
+        return list(messages), "compaction is not configured in this runtime"
+
     async def on_turn_end(self, messages: Sequence[Message]) -> None:
         """The turn is complete: log it, then schedule extraction and sync in the background."""
         try:
@@ -352,6 +363,53 @@ class MemoryRuntime:
         # The watcher runs for the whole session under its own name; "team" shows sync results.
         self.board.spawn(_WATCHER, lambda: watcher.run(self._team_stop), timeout=float("inf"))
 
+    # -- dream ---------------------------------------------------------------------------
+    def _gate(self) -> DreamGate | None:
+        if self._dreamer is None or self.agent is not None:  # the main agent's memory only
+            return None
+        if self._dream_gate is None:
+            from memdir.consolidate.factory import dream_gate
+
+            self._dream_gate = dream_gate(self.settings, self.paths)
+        return self._dream_gate
+
+    def _maybe_dream(self, *, force: bool = False) -> bool:
+        """Start a gated dream in the background; False if none is configured or one runs."""
+        gate = self._gate()
+        if gate is None or self._dreamer is None:
+            self.board.set("dream", state="off", detail="no dreamer configured")
+            return False
+        from memdir.consolidate import maybe_dream
+
+        dreamer = self._dreamer
+
+        def job() -> Any:
+            return maybe_dream(gate, dreamer, current_session=self.session_id, force=force)
+
+        return self.board.spawn(
+            "dream", job, timeout=self.options.dream_timeout, on_done=self._on_dream
+        )
+
+    def _on_dream(self, outcome: DreamOutcome) -> str:
+        if outcome.notice:
+            self._notices.append(outcome.notice)
+        if outcome.reason == "failed" and outcome.report is not None:
+            self._notices.append(f"dream failed: {outcome.report.error}")
+            self.board.set("dream", last_error=outcome.report.error)
+        gate = outcome.gate
+        why = gate.reason if gate is not None and not outcome.ran else outcome.reason
+        return outcome.notice or f"not run: {why}" if not outcome.ran else outcome.notice or "ran"
+
+    async def dream_now(self) -> str:
+        """A manual dream (gates skipped, the lock respected), awaited; the line to show."""
+        if not await self.board.wait("dream", self.options.dream_timeout):
+            return "a dream is already running"
+        if not self._maybe_dream(force=True):
+            return "no dreamer configured"
+        await self.board.wait("dream", self.options.dream_timeout)
+        status = self.board.status("dream")
+        return status.last_error or status.detail
+
     def notices(self) -> list[str]:
         """User-facing lines since the last call ("Saved 2 memories", failures); cleared."""
         out, self._notices = self._notices, []
@@ -401,6 +459,11 @@ class MemoryRuntime:
                 self.board.set(
                     "extraction", state="timed_out", last_error=f"still running after {budget:g}s"
                 )
+        if self.board.status("dream").runs == 0 and self._gate() is not None:
+            self._maybe_dream()  # the gate is one stat when closed
+        if self.board.status("dream").runs:  # started now, at start() or by /dream: finish it
+            late = await self.board.drain(["dream"], max(0.0, deadline - time.monotonic()))
+            (report.timed_out if late else report.drained).append("dream")
         if self._team is not None:
             self._team_stop.set()
             late = await self.board.drain([_WATCHER], max(0.0, deadline - time.monotonic()))
