@@ -39,6 +39,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--context-window", type=int, default=None, help="tokens (default by model)")
     p.add_argument("--hide-recall", action="store_true", help="do not print recalled memories")
+    p.add_argument(
+        "--recall-wait",
+        type=float,
+        default=2.0,
+        help="seconds a turn may wait for recall before the model call (default 2)",
+    )
     p.set_defaults(handler=cmd_chat)
 
 
@@ -98,6 +104,7 @@ def cmd_chat(ctx: CliContext) -> int:
     options = ChatOptions(
         context_window=_context_window(spec, ctx.args.context_window),
         show_recall=not ctx.args.hide_recall,
+        recall_wait=ctx.args.recall_wait,
     )
     session = ChatSession(runtime, provider, ctx.out.stdout, options=options)
     for warning in ctx.settings.warnings:

@@ -62,6 +62,7 @@ log = logging.getLogger(__name__)
 ExtractionMode = Literal["auto", "llm", "rules", "off"]
 COMPONENTS = ("recall", "extraction", "session_memory", "compaction", "team", "dream")
 _WATCHER = "team-watcher"
+_WARMUP = "recall-warmup"
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,7 @@ class RuntimeOptions:
     team_pull_timeout: float = 10.0
     team_debounce: float = 2.0
     dream_timeout: float = 600.0
+    warmup_timeout: float = 120.0
     model_name: str = "memdir"
     search_past_context: bool = True
 
@@ -165,6 +167,7 @@ class MemoryRuntime:
             report.snapshot = await asyncio.to_thread(self._snapshot_check)
         if self._recall is None:
             self._recall = await asyncio.to_thread(self._build_recall)
+        self._warm_up(self._recall)
         self._extraction = self._build_extraction()
         self.system_prompt = await asyncio.to_thread(self._build_prompt)
         report.system_prompt = self.system_prompt
@@ -211,6 +214,19 @@ class MemoryRuntime:
             return MemoryRecall(
                 self.memory_dir, KeywordSelector(), header_cache=self.cache_dir / "headers.json"
             )
+
+    def _warm_up(self, recall: MemoryRecall) -> None:
+        """Load the local index (and embedding model) in the background, so the first turn's
+        recall does not pay for it; the first recall simply waits on the index lock if needed."""
+        candidates = (getattr(c, "refresh", None) for c in (recall.selector, recall.ranker))
+        refresh = next((r for r in candidates if callable(r)), None)
+        if refresh is None:
+            return
+
+        def job() -> Any:
+            return asyncio.to_thread(refresh)
+
+        self.board.spawn(_WARMUP, job, timeout=self.options.warmup_timeout)
 
     def _build_extraction(self) -> ExtractionService | None:
         mode = self.options.extraction
@@ -450,6 +466,7 @@ class MemoryRuntime:
         budget = self.options.drain_timeout if timeout is None else timeout
         deadline = time.monotonic() + budget
         self._cancel_prefetch()
+        await self.board.cancel(_WARMUP)  # a thread cannot be stopped; its result is dropped
         if self._extraction is not None:
             if await self._extraction.drain(timeout=max(0.0, deadline - time.monotonic())):
                 report.drained.append("extraction")
