@@ -18,6 +18,7 @@ from typing import Any
 from memdir.extract.base import Turn
 from memdir.llm.base import Block, Message, TextBlock, ToolResultBlock, ToolUseBlock
 from memdir.recall.surface import Attachment
+from memdir.session.messages import ChatMessage
 from memdir.transcripts import Transcript, new_uuid
 
 REMINDER_OPEN, REMINDER_CLOSE = "<system-reminder>", "</system-reminder>"
@@ -108,3 +109,15 @@ def _stop(message: Message) -> str:
 
 def _tool_result_text(message: Message) -> str:
     return "\n".join(b.content for b in message.blocks if isinstance(b, ToolResultBlock))
+
+
+def chat_messages(turns: Sequence[Turn]) -> list[ChatMessage]:
+    """The conversation in the session package's shape, keeping each message's uuid."""
+    out: list[ChatMessage] = []
+    for turn in turns:
+        blocks = [_block_json(b) for b in turn.message.blocks]
+        if turn.message.role == "assistant":
+            out.append(ChatMessage.assistant(blocks, uuid=turn.uuid))
+        else:
+            out.append(ChatMessage.user(blocks, uuid=turn.uuid))
+    return out

@@ -47,13 +47,14 @@ from memdir.prompts.memory import build_prompt_for_paths
 from memdir.recall.engine import MemoryRecall, should_recall
 from memdir.recall.session import RecallSession
 from memdir.recall.surface import Attachment, RelevantMemory, surface
-from memdir.runtime.conversation import ConversationLog, with_attachments
+from memdir.runtime.conversation import ConversationLog, chat_messages, with_attachments
 from memdir.runtime.tasks import TaskBoard, TaskStatus
 from memdir.store import MemoryStore
 from memdir.transcripts import Transcript
 
 if TYPE_CHECKING:
     from memdir.consolidate import Dreamer, DreamGate, DreamOutcome
+    from memdir.session import SessionMemory
     from memdir.team.client import TeamSyncClient
     from memdir.team.watcher import TeamWatcher
 
@@ -71,6 +72,7 @@ class RuntimeOptions:
 
     extraction: ExtractionMode = "auto"
     extract_every_n_turns: int = 1
+    session_memory: bool = True
     recall_wait: float = 0.0
     recall_timeout: float = 15.0
     drain_timeout: float = 60.0
@@ -110,6 +112,7 @@ class MemoryRuntime:
         recall: MemoryRecall | None = None,
         extractor: Extractor | None = None,
         team_client: TeamSyncClient | None = None,
+        session_memory: SessionMemory | None = None,
         dreamer: Dreamer | None = None,
         dream_gate: DreamGate | None = None,
         options: RuntimeOptions | None = None,
@@ -142,6 +145,7 @@ class MemoryRuntime:
         self._team: TeamWatcher | None = None
         self._team_stop = asyncio.Event()
         self._dreamer = dreamer
+        self.session_memory = session_memory
         self._dream_gate = dream_gate
         self._prefetch: asyncio.Task[list[RelevantMemory]] | None = None
         self._prefetch_started = 0.0
@@ -169,6 +173,7 @@ class MemoryRuntime:
             self._recall = await asyncio.to_thread(self._build_recall)
         self._warm_up(self._recall)
         self._extraction = self._build_extraction()
+        self._build_session_memory()
         self.system_prompt = await asyncio.to_thread(self._build_prompt)
         report.system_prompt = self.system_prompt
         self._maybe_dream()
@@ -214,6 +219,18 @@ class MemoryRuntime:
             return MemoryRecall(
                 self.memory_dir, KeywordSelector(), header_cache=self.cache_dir / "headers.json"
             )
+
+    def _build_session_memory(self) -> None:
+        if not self.options.session_memory:
+            self.session_memory = None
+            self.board.set("session_memory", state="off", detail="turned off")
+            return
+        if self.session_memory is None:
+            from memdir.session import OfflineUpdater, SessionMemory
+
+            path = self.paths.session_memory_path(self.session_id)
+            self.session_memory = SessionMemory(path, OfflineUpdater())
+        self.board.set("session_memory", detail=f"{self.session_memory.updater.name} notes")
 
     def _warm_up(self, recall: MemoryRecall) -> None:
         """Load the local index (and embedding model) in the background, so the first turn's
@@ -333,6 +350,14 @@ class MemoryRuntime:
         if self._extraction is not None:
             self._extraction.notify_turn_end(turns)
             self.board.set("extraction", state="running" if self._extraction.in_progress else "ok")
+        if self.session_memory is not None:
+            try:
+                started = self.session_memory.maybe_update(chat_messages(turns))
+            except Exception as exc:  # the notes are a convenience; the turn goes on
+                log.warning("session notes update not started: %s", exc)
+                started = False
+            if started:
+                self.board.set("session_memory", state="running")
         if self._team is not None:
             self._team.notify()
 
@@ -435,13 +460,36 @@ class MemoryRuntime:
         """Every background component with its state, run count, last error and detail."""
         if self._extraction is not None and self._extraction.in_progress:
             self.board.set("extraction", state="running")
+        self._session_status()
         return [self.board.status(name) for name in COMPONENTS]
+
+    def _session_status(self) -> None:
+        memory = self.session_memory
+        if memory is None or self.board.status("session_memory").state == "off":
+            return
+        state = memory.state
+        outcome = memory.last_outcome
+        if memory.in_progress:
+            self.board.set("session_memory", state="running", runs=state.updates)
+        elif outcome is not None:
+            self.board.set(
+                "session_memory",
+                state="ok" if outcome.ok else "failed",
+                runs=state.updates,
+                last_error=outcome.error,
+                last_seconds=outcome.elapsed_s,
+                detail=f"{memory.updater.name} notes, {outcome.notes_tokens} tokens",
+            )
 
     async def cancel(self, name: str) -> bool:
         """Stop one background component now; True if something was running."""
         if name == "recall":
             running = self._prefetch is not None and not self._prefetch.done()
             self._cancel_prefetch()
+            return running
+        if name == "session_memory" and self.session_memory is not None:
+            running = self.session_memory.in_progress
+            await self.session_memory.cancel()
             return running
         if name == "extraction" and self._extraction is not None:
             running = self._extraction.in_progress
@@ -476,6 +524,15 @@ class MemoryRuntime:
                 self.board.set(
                     "extraction", state="timed_out", last_error=f"still running after {budget:g}s"
                 )
+        if self.session_memory is not None and self.session_memory.in_progress:
+            left = max(0.0, deadline - time.monotonic())
+            if await self.session_memory.drain(timeout=left):
+                report.drained.append("session_memory")
+            else:
+                await self.session_memory.cancel()
+                report.timed_out.append("session_memory")
+                self.board.set("session_memory", state="timed_out")
+        self._session_status()
         if self.board.status("dream").runs == 0 and self._gate() is not None:
             self._maybe_dream()  # the gate is one stat when closed
         if self.board.status("dream").runs:  # started now, at start() or by /dream: finish it
