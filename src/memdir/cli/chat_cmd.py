@@ -17,7 +17,7 @@ from memdir.cli.context import CliContext
 NO_MODEL = """\
 memdir chat needs a model. Set MEMDIR_MODEL (or pass --model), for example:
 
-  export MEMDIR_MODEL=anthropic:claude-sonnet-4-5     # and ANTHROPIC_API_KEY
+  export MEMDIR_MODEL=anthropic:claude-sonnet-5-5     # and ANTHROPIC_API_KEY
   export MEMDIR_MODEL=openai:gpt-4o-mini              # and OPENAI_API_KEY
   export MEMDIR_MODEL=openai:llama3.2@http://localhost:11434/v1   # Ollama, vLLM, llama.cpp server
   export MEMDIR_MODEL=llamacpp:/path/to/model.gguf    # in-process, pip install 'memdir[llamacpp]'
