@@ -74,10 +74,27 @@ class ConversationLog:
         self.transcript = transcript
         self.model = model
         self._seen: dict[int, tuple[Message, str]] = {}  # keeps the message alive: ids stay unique
+        self._pending: dict[int, tuple[Message, str]] = {}  # uuid given, not yet appended
 
     def uuid_of(self, message: Message) -> str | None:
         known = self._seen.get(id(message))
         return known[1] if known is not None else None
+
+    def assign(self, messages: Sequence[Message]) -> list[Turn]:
+        """Uuids for every message (new ones get one now, and are appended later by record)."""
+        turns: list[Turn] = []
+        for message in messages:
+            uuid = self.uuid_of(message) or self._pending.get(id(message), (message, ""))[1]
+            if not uuid:
+                uuid = new_uuid()
+                self._pending[id(message)] = (message, uuid)
+            turns.append(Turn(uuid, message))
+        return turns
+
+    def adopt(self, message: Message, uuid: str) -> None:
+        """Register ``message`` as already in the transcript under ``uuid``."""
+        self._pending.pop(id(message), None)
+        self._seen[id(message)] = (message, uuid)
 
     def record(self, messages: Sequence[Message]) -> list[Turn]:
         """Append the messages not seen before; return the whole conversation as turns."""
@@ -85,21 +102,26 @@ class ConversationLog:
         for message in messages:
             uuid = self.uuid_of(message)
             if uuid is None:
-                uuid = self._append(message)
+                pending = self._pending.pop(id(message), None)
+                uuid = self._append(message, pending[1] if pending else None)
                 self._seen[id(message)] = (message, uuid)
             turns.append(Turn(uuid, message))
         return turns
 
-    def _append(self, message: Message) -> str:
+    def _append(self, message: Message, uuid: str | None) -> str:
         if self.transcript is None:
-            return new_uuid()
+            return uuid or new_uuid()
         content = message_content(message)
         if message.role == "assistant":
-            entry = self.transcript.assistant(content, model=self.model, stop_reason=_stop(message))
+            entry = self.transcript.assistant(
+                content, model=self.model, stop_reason=_stop(message), uuid=uuid
+            )
         elif any(isinstance(b, ToolResultBlock) for b in message.blocks):
-            entry = self.transcript.user(content, tool_use_result=_tool_result_text(message))
+            entry = self.transcript.user(
+                content, tool_use_result=_tool_result_text(message), uuid=uuid
+            )
         else:
-            entry = self.transcript.user(content)
+            entry = self.transcript.user(content, uuid=uuid)
         return str(entry["uuid"])
 
 

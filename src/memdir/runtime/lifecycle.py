@@ -26,7 +26,6 @@ Invariants:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 import uuid
@@ -47,22 +46,23 @@ from memdir.prompts.memory import build_prompt_for_paths
 from memdir.recall.engine import MemoryRecall, should_recall
 from memdir.recall.session import RecallSession
 from memdir.recall.surface import Attachment, RelevantMemory, surface
+from memdir.runtime.compaction import CompactionOutcome, CompactionStep
 from memdir.runtime.conversation import ConversationLog, chat_messages, with_attachments
+from memdir.runtime.steps import DreamStep, TeamStep
 from memdir.runtime.tasks import TaskBoard, TaskStatus
 from memdir.store import MemoryStore
 from memdir.transcripts import Transcript
 
 if TYPE_CHECKING:
-    from memdir.consolidate import Dreamer, DreamGate, DreamOutcome
+    from memdir.consolidate import Dreamer, DreamGate
     from memdir.session import SessionMemory
+    from memdir.session.compactor import Compactor
     from memdir.team.client import TeamSyncClient
-    from memdir.team.watcher import TeamWatcher
 
 log = logging.getLogger(__name__)
 
 ExtractionMode = Literal["auto", "llm", "rules", "off"]
 COMPONENTS = ("recall", "extraction", "session_memory", "compaction", "team", "dream")
-_WATCHER = "team-watcher"
 _WARMUP = "recall-warmup"
 
 
@@ -73,6 +73,7 @@ class RuntimeOptions:
     extraction: ExtractionMode = "auto"
     extract_every_n_turns: int = 1
     session_memory: bool = True
+    compaction: bool = True
     recall_wait: float = 0.0
     recall_timeout: float = 15.0
     drain_timeout: float = 60.0
@@ -113,6 +114,7 @@ class MemoryRuntime:
         extractor: Extractor | None = None,
         team_client: TeamSyncClient | None = None,
         session_memory: SessionMemory | None = None,
+        compactor: Compactor | None = None,
         dreamer: Dreamer | None = None,
         dream_gate: DreamGate | None = None,
         options: RuntimeOptions | None = None,
@@ -142,10 +144,12 @@ class MemoryRuntime:
         self._extractor = extractor
         self._extraction: ExtractionService | None = None
         self._team_client = team_client
-        self._team: TeamWatcher | None = None
-        self._team_stop = asyncio.Event()
+        self._team: TeamStep | None = None
+        self._dream: DreamStep | None = None
         self._dreamer = dreamer
         self.session_memory = session_memory
+        self.compactor = compactor
+        self._compaction: CompactionStep | None = None
         self._dream_gate = dream_gate
         self._prefetch: asyncio.Task[list[RelevantMemory]] | None = None
         self._prefetch_started = 0.0
@@ -166,7 +170,13 @@ class MemoryRuntime:
             return report
         ensure_dir(self.memory_dir)
         if self._team_client is not None and self.agent is None:
-            await self._start_team()
+            self._team = TeamStep(
+                self._team_client,
+                self.board,
+                debounce=self.options.team_debounce,
+                pull_timeout=self.options.team_pull_timeout,
+            )
+            await self._team.start()
         if self.agent is not None:
             report.snapshot = await asyncio.to_thread(self._snapshot_check)
         if self._recall is None:
@@ -174,11 +184,35 @@ class MemoryRuntime:
         self._warm_up(self._recall)
         self._extraction = self._build_extraction()
         self._build_session_memory()
+        self._build_compaction()
         self.system_prompt = await asyncio.to_thread(self._build_prompt)
         report.system_prompt = self.system_prompt
-        self._maybe_dream()
+        self._start_dream()
         report.notices = self.notices()
         return report
+
+    def _start_dream(self) -> None:
+        if self._dreamer is None or self.agent is not None:  # the main agent's memory only
+            self.board.set("dream", state="off", detail="no dreamer configured")
+            return
+        gate = self._dream_gate
+
+        def make_gate() -> DreamGate:
+            if gate is not None:
+                return gate
+            from memdir.consolidate.factory import dream_gate
+
+            return dream_gate(self.settings, self.paths)
+
+        self._dream = DreamStep(
+            self._dreamer,
+            make_gate,
+            self.board,
+            self._notices.append,
+            session_id=self.session_id,
+            timeout=self.options.dream_timeout,
+        )
+        self._dream.maybe()
 
     def _build_prompt(self) -> str:
         if self.agent is not None:
@@ -227,10 +261,31 @@ class MemoryRuntime:
             return
         if self.session_memory is None:
             from memdir.session import OfflineUpdater, SessionMemory
+            from memdir.session.llm_updater import LLMUpdater
 
             path = self.paths.session_memory_path(self.session_id)
-            self.session_memory = SessionMemory(path, OfflineUpdater())
+            updater = LLMUpdater(self.provider) if self.provider is not None else OfflineUpdater()
+            self.session_memory = SessionMemory(path, updater)
         self.board.set("session_memory", detail=f"{self.session_memory.updater.name} notes")
+
+    def _build_compaction(self) -> None:
+        if not self.options.compaction:
+            self.board.set("compaction", state="off", detail="turned off")
+            return
+        if self.compactor is None:
+            from memdir.session.compactor import Compactor
+
+            self.compactor = Compactor(
+                session_memory=self.session_memory,
+                provider=self.provider,
+                transcript=self.log.transcript,
+                recall_session=self.recall_session,
+            )
+        self._compaction = CompactionStep(self.compactor, self.log)
+        rungs = ["microcompact"]
+        rungs += ["session notes"] if self.compactor.session_memory is not None else []
+        rungs += ["full summary"] if self.compactor.provider is not None else []
+        self.board.set("compaction", detail=" → ".join(rungs))
 
     def _warm_up(self, recall: MemoryRecall) -> None:
         """Load the local index (and embedding model) in the background, so the first turn's
@@ -328,14 +383,61 @@ class MemoryRuntime:
         return with_attachments(messages, attachments)
 
     async def before_model_call(
-        self, messages: Sequence[Message], *, context_window: int
+        self,
+        messages: Sequence[Message],
+        *,
+        context_window: int,
+        usage_tokens: int | None = None,
     ) -> list[Message]:
-        """The compaction ladder; returns the messages to send (the same ones if nothing fired)."""
-        return list(messages)
+        """The compaction ladder; returns the messages to send (the same ones if nothing fired).
 
-    async def compact_now(self, messages: Sequence[Message]) -> tuple[list[Message], str]:
+        ``usage_tokens``: the provider's input-token count of the last call, when known (more
+        exact than the estimate). A compaction that fails leaves the messages as they were.
+        """
+        if self._compaction is None or not self.enabled:
+            return list(messages)
+        outcome = await self._compact(messages, context_window, False, usage_tokens)
+        return outcome.messages
+
+    async def compact_now(
+        self, messages: Sequence[Message], *, context_window: int = 200_000
+    ) -> tuple[list[Message], str]:
         """A manual compaction (``/compact``): the new messages and the line to show."""
-        return list(messages), "compaction is not configured in this runtime"
+        if self._compaction is None:
+            return list(messages), "compaction is off in this runtime"
+        if not messages:
+            return [], "nothing to compact yet"
+        outcome = await self._compact(messages, context_window, True, None)
+        report = outcome.report
+        return outcome.messages, outcome.notice or f"not compacted: {report.error or report.rung}"
+
+    async def _compact(
+        self, messages: Sequence[Message], window: int, force: bool, usage: int | None
+    ) -> CompactionOutcome:
+        assert self._compaction is not None
+        try:
+            outcome = await self._compaction.run(messages, window, force=force, usage_tokens=usage)
+        except Exception as exc:  # the ladder reports its own failures; anything else is a bug
+            log.exception("compaction step failed")
+            self.board.set("compaction", state="failed", last_error=f"{type(exc).__name__}: {exc}")
+            return CompactionOutcome(list(messages), _no_report(window))
+        report = outcome.report
+        status = self.board.status("compaction")
+        if report.rung == "failed" or report.error:
+            self.board.set("compaction", state="failed", last_error=report.error)
+            self._notices.append(f"compaction failed: {report.error}")
+        elif report.rung != "none":
+            self.board.set(
+                "compaction",
+                state="ok",
+                runs=status.runs + int(outcome.compacted),
+                last_error=None,
+                last_seconds=report.elapsed_s,
+                detail=f"last: {report.rung}, {report.tokens_before:,} → {report.tokens_after:,}",
+            )
+        if outcome.notice:
+            self._notices.append(outcome.notice)
+        return outcome
 
     async def on_turn_end(self, messages: Sequence[Message]) -> None:
         """The turn is complete: log it, then schedule extraction and sync in the background."""
@@ -379,81 +481,16 @@ class MemoryRuntime:
         if result.notice:
             self._notices.append(result.notice)
 
-    def _on_team(self, kind: str, payload: Any) -> None:
-        if kind == "error":
-            self.board.set("team", state="failed", last_error=str(payload))
-        elif kind == "suppressed":
-            self.board.set("team", state="failed", last_error=f"pushes suppressed: {payload}")
-        else:
-            written = getattr(payload, "written", None) or getattr(payload, "uploaded", None)
-            detail = f"{kind}: {len(written)} file(s)" if written else f"{kind}: nothing new"
-            self.board.set("team", state="ok", last_error=None, detail=detail)
-
-    async def _start_team(self) -> None:
-        from memdir.team.watcher import TeamWatcher
-
-        assert self._team_client is not None
-        watcher = TeamWatcher(
-            self._team_client, debounce=self.options.team_debounce, report=self._on_team
-        )
-        self._team = watcher
-        try:  # the prompt should show the team's memory, so the first pull is awaited (bounded)
-            await asyncio.wait_for(watcher.pull_now(), self.options.team_pull_timeout)
-        except TimeoutError:
-            self.board.set("team", state="timed_out", last_error="first pull timed out")
-        # The watcher runs for the whole session under its own name; "team" shows sync results.
-        self.board.spawn(_WATCHER, lambda: watcher.run(self._team_stop), timeout=float("inf"))
-
-    # -- dream ---------------------------------------------------------------------------
-    def _gate(self) -> DreamGate | None:
-        if self._dreamer is None or self.agent is not None:  # the main agent's memory only
-            return None
-        if self._dream_gate is None:
-            from memdir.consolidate.factory import dream_gate
-
-            self._dream_gate = dream_gate(self.settings, self.paths)
-        return self._dream_gate
-
-    def _maybe_dream(self, *, force: bool = False) -> bool:
-        """Start a gated dream in the background; False if none is configured or one runs."""
-        gate = self._gate()
-        if gate is None or self._dreamer is None:
-            self.board.set("dream", state="off", detail="no dreamer configured")
-            return False
-        from memdir.consolidate import maybe_dream
-
-        dreamer = self._dreamer
-
-        def job() -> Any:
-            return maybe_dream(gate, dreamer, current_session=self.session_id, force=force)
-
-        return self.board.spawn(
-            "dream", job, timeout=self.options.dream_timeout, on_done=self._on_dream
-        )
-
-    def _on_dream(self, outcome: DreamOutcome) -> str:
-        if outcome.notice:
-            self._notices.append(outcome.notice)
-        if outcome.reason == "failed" and outcome.report is not None:
-            self._notices.append(f"dream failed: {outcome.report.error}")
-            self.board.set("dream", last_error=outcome.report.error)
-        gate = outcome.gate
-        why = gate.reason if gate is not None and not outcome.ran else outcome.reason
-        return outcome.notice or f"not run: {why}" if not outcome.ran else outcome.notice or "ran"
-
     async def dream_now(self) -> str:
         """A manual dream (gates skipped, the lock respected), awaited; the line to show."""
-        if not await self.board.wait("dream", self.options.dream_timeout):
-            return "a dream is already running"
-        if not self._maybe_dream(force=True):
+        if self._dream is None:
             return "no dreamer configured"
-        await self.board.wait("dream", self.options.dream_timeout)
-        status = self.board.status("dream")
-        return status.last_error or status.detail
+        return await self._dream.now()
 
     def notices(self) -> list[str]:
         """User-facing lines since the last call ("Saved 2 memories", failures); cleared."""
-        out, self._notices = self._notices, []
+        out = list(self._notices)
+        self._notices.clear()  # in place: the dream step holds a reference to this list
         return out
 
     def status(self) -> list[TaskStatus]:
@@ -533,17 +570,17 @@ class MemoryRuntime:
                 report.timed_out.append("session_memory")
                 self.board.set("session_memory", state="timed_out")
         self._session_status()
-        if self.board.status("dream").runs == 0 and self._gate() is not None:
-            self._maybe_dream()  # the gate is one stat when closed
-        if self.board.status("dream").runs:  # started now, at start() or by /dream: finish it
-            late = await self.board.drain(["dream"], max(0.0, deadline - time.monotonic()))
-            (report.timed_out if late else report.drained).append("dream")
+        if self._dream is not None:
+            left = max(0.0, deadline - time.monotonic())
+            (report.drained if await self._dream.finish(left) else report.timed_out).append("dream")
         if self._team is not None:
-            self._team_stop.set()
-            late = await self.board.drain([_WATCHER], max(0.0, deadline - time.monotonic()))
-            (report.timed_out if late else report.drained).append("team")
-            if self._team_client is not None:
-                with contextlib.suppress(Exception):
-                    await self._team_client.aclose()
+            left = max(0.0, deadline - time.monotonic())
+            (report.drained if await self._team.stop(left) else report.timed_out).append("team")
         report.notices = self.notices()
         return report
+
+
+def _no_report(window: int) -> Any:
+    from memdir.session.compactor import CompactReport
+
+    return CompactReport("failed", window, 0, 0, 0)
