@@ -60,7 +60,7 @@ async def run_session(
             for _ in range(8):  # tool rounds per turn
                 messages = await runtime.before_model_call(messages, context_window=CONTEXT_WINDOW)
                 reply = await provider.complete(
-                    CompletionRequest(system=system, messages=messages, tools=tools.specs())
+                    CompletionRequest(system=system, messages=tuple(messages), tools=tools.specs())
                 )
                 messages.append(reply.as_message())
                 if not reply.tool_calls:

@@ -15,13 +15,13 @@ from __future__ import annotations
 import asyncio
 import shlex
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TextIO
 
 from memdir.agent.policy import memory_agent_policy
 from memdir.agent.tools import memory_tools
 from memdir.agent.toolset import Toolset
-from memdir.errors import MemdirError, ProviderError
+from memdir.errors import MemdirError, PromptTooLongError, ProviderError
 from memdir.llm.base import CompletionRequest, Message, Provider, ToolResultBlock
 from memdir.runtime import MemoryRuntime
 
@@ -131,14 +131,21 @@ class ChatSession:
             messages = await self.rt.before_model_call(
                 messages, context_window=self.options.context_window
             )
-            completion = await self.provider.complete(
-                CompletionRequest(
-                    system=self.system,
-                    messages=messages,
-                    max_tokens=self.options.max_tokens,
-                    tools=specs,
-                )
+            request = CompletionRequest(
+                system=self.system,
+                messages=tuple(messages),  # a snapshot: the list grows after the call
+                max_tokens=self.options.max_tokens,
+                tools=specs,
             )
+            try:
+                completion = await self.provider.complete(request)
+            except PromptTooLongError:  # the reactive path: compact once, then retry
+                messages, note = await self.rt.compact_now(
+                    messages, context_window=self.options.context_window
+                )
+                self.say(f"· {note}")
+                retry = replace(request, messages=tuple(messages))
+                completion = await self.provider.complete(retry)
             messages.append(completion.as_message())
             if completion.text:
                 self.say(completion.text)
@@ -224,7 +231,9 @@ class ChatSession:
         self.say(f"recalled memories are {'shown' if self.options.show_recall else 'hidden'}")
 
     async def _compact(self, args: list[str]) -> None:
-        self.messages, note = await self.rt.compact_now(self.messages)
+        self.messages, note = await self.rt.compact_now(
+            self.messages, context_window=self.options.context_window
+        )
         self.say(note)
 
     async def _dream(self, args: list[str]) -> None:
