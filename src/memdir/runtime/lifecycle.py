@@ -46,8 +46,10 @@ from memdir.prompts.memory import build_prompt_for_paths
 from memdir.recall.engine import MemoryRecall, should_recall
 from memdir.recall.session import RecallSession
 from memdir.recall.surface import Attachment, RelevantMemory, surface
+from memdir.runtime import recall_step
 from memdir.runtime.compaction import CompactionOutcome, CompactionStep
 from memdir.runtime.conversation import ConversationLog, chat_messages, with_attachments
+from memdir.runtime.recall_step import MemoRecallSession
 from memdir.runtime.steps import DreamStep, TeamStep
 from memdir.runtime.tasks import TaskBoard, TaskStatus
 from memdir.store import MemoryStore
@@ -134,7 +136,7 @@ class MemoryRuntime:
         )
         self.store = MemoryStore(self.memory_dir, header_cache=self.cache_dir / "headers.json")
         self.system_prompt = ""
-        self.recall_session = RecallSession()
+        self.recall_session: RecallSession = MemoRecallSession()
         self.board = TaskBoard()
         self.log = ConversationLog(
             Transcript(paths.transcript_path(self.session_id), self.session_id, str(paths.cwd)),
@@ -156,6 +158,11 @@ class MemoryRuntime:
         self._notices: list[str] = []
         self._started = False
         self._ended = False
+
+    @property
+    def recall_engine(self) -> MemoryRecall | None:
+        """The recall in use (built by :meth:`start` unless one was passed in)."""
+        return self._recall
 
     # -- start ---------------------------------------------------------------------------
     async def start(self) -> StartReport:
@@ -342,7 +349,7 @@ class MemoryRuntime:
         self, recall: MemoryRecall, text: str, recent_tools: Sequence[str]
     ) -> list[RelevantMemory]:
         async with asyncio.timeout(self.options.recall_timeout):
-            return await recall.find(text, self.recall_session, recent_tools=recent_tools)
+            return await recall_step.find(recall, text, self.recall_session, recent_tools)
 
     async def attachments(self, *, wait: float | None = None) -> list[Attachment]:
         """This turn's recalled memories if recall has finished (waiting at most ``wait``).
