@@ -83,7 +83,8 @@ async def run_size(n: int, turns: int, workdir: Path) -> list[list[object]]:
     )  # fmt: skip
     started = time.perf_counter()
     await rt.start()
-    rt.on_user_message("warm up the recall index please")
+    await rt.board.wait("recall-warmup", 1800)  # index build + model load, once per memory dir
+    rt.on_user_message("warm up the recall path please")
     await rt.attachments(wait=600)
     startup = time.perf_counter() - started
 

@@ -50,9 +50,10 @@ class CompactionOutcome:
 
 
 class CompactionStep:
-    def __init__(self, compactor: Compactor, log: ConversationLog) -> None:
+    def __init__(self, compactor: Compactor, log: ConversationLog, lock: asyncio.Lock) -> None:
         self.compactor = compactor
         self.log = log
+        self.lock = lock  # held while the transcript is appended to, by anyone
 
     async def run(
         self,
@@ -67,10 +68,15 @@ class CompactionStep:
         window = Window(context_window, self.compactor.max_output_tokens)
         tokens = usage_tokens if usage_tokens is not None else estimate_tokens(chat)
         if force or window.over(tokens):  # a compaction may write to the transcript: catch up
-            await asyncio.to_thread(self.log.record, list(messages))
-        result = await self.compactor.maybe_compact(
-            chat, context_window, force=force, usage_tokens=usage_tokens
-        )
+            async with self.lock:
+                await asyncio.to_thread(self.log.record, list(messages))
+                result = await self.compactor.maybe_compact(
+                    chat, context_window, force=force, usage_tokens=usage_tokens
+                )
+        else:  # at most a microcompact, which writes nothing
+            result = await self.compactor.maybe_compact(
+                chat, context_window, force=force, usage_tokens=usage_tokens
+            )
         if result.report.rung in ("none", "breaker_open", "failed"):
             return CompactionOutcome(list(messages), result.report)
         return CompactionOutcome(self._adopt(result.messages), result.report)

@@ -12,6 +12,7 @@ Invariants:
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -68,11 +69,16 @@ def message_content(message: Message) -> str | list[Mapping[str, Any]]:
 
 
 class ConversationLog:
-    """Uuids for messages and the append-only transcript behind them."""
+    """Uuids for messages and the append-only transcript behind them.
+
+    :meth:`assign` (no I/O, on the event loop) and :meth:`record` (file appends, on a worker
+    thread) may interleave; a lock around the bookkeeping keeps one uuid per message either way.
+    """
 
     def __init__(self, transcript: Transcript | None, *, model: str) -> None:
         self.transcript = transcript
         self.model = model
+        self._lock = threading.Lock()
         self._seen: dict[int, tuple[Message, str]] = {}  # keeps the message alive: ids stay unique
         self._pending: dict[int, tuple[Message, str]] = {}  # uuid given, not yet appended
 
@@ -80,37 +86,43 @@ class ConversationLog:
         known = self._seen.get(id(message))
         return known[1] if known is not None else None
 
+    def _uuid(self, message: Message) -> tuple[str, bool]:
+        """(uuid, already in the transcript). Caller holds the lock."""
+        known = self._seen.get(id(message)) or self._pending.get(id(message))
+        if known is not None:
+            return known[1], id(message) in self._seen
+        uuid = new_uuid()
+        self._pending[id(message)] = (message, uuid)
+        return uuid, False
+
     def assign(self, messages: Sequence[Message]) -> list[Turn]:
         """Uuids for every message (new ones get one now, and are appended later by record)."""
-        turns: list[Turn] = []
-        for message in messages:
-            uuid = self.uuid_of(message) or self._pending.get(id(message), (message, ""))[1]
-            if not uuid:
-                uuid = new_uuid()
-                self._pending[id(message)] = (message, uuid)
-            turns.append(Turn(uuid, message))
-        return turns
+        with self._lock:
+            return [Turn(self._uuid(m)[0], m) for m in messages]
 
     def adopt(self, message: Message, uuid: str) -> None:
         """Register ``message`` as already in the transcript under ``uuid``."""
-        self._pending.pop(id(message), None)
-        self._seen[id(message)] = (message, uuid)
+        with self._lock:
+            self._pending.pop(id(message), None)
+            self._seen[id(message)] = (message, uuid)
 
     def record(self, messages: Sequence[Message]) -> list[Turn]:
-        """Append the messages not seen before; return the whole conversation as turns."""
+        """Append the messages not in the transcript yet; return the whole conversation."""
         turns: list[Turn] = []
         for message in messages:
-            uuid = self.uuid_of(message)
-            if uuid is None:
-                pending = self._pending.pop(id(message), None)
-                uuid = self._append(message, pending[1] if pending else None)
-                self._seen[id(message)] = (message, uuid)
+            with self._lock:
+                uuid, written = self._uuid(message)
+            if not written:
+                self._append(message, uuid)
+                with self._lock:
+                    self._seen[id(message)] = (message, uuid)
+                    self._pending.pop(id(message), None)
             turns.append(Turn(uuid, message))
         return turns
 
-    def _append(self, message: Message, uuid: str | None) -> str:
+    def _append(self, message: Message, uuid: str) -> str:
         if self.transcript is None:
-            return uuid or new_uuid()
+            return uuid
         content = message_content(message)
         if message.role == "assistant":
             entry = self.transcript.assistant(

@@ -143,6 +143,7 @@ class MemoryRuntime:
             model=self.options.model_name,
         )
         self._recall = recall
+        self._local_recall: MemoryRecall | None = None
         self._extractor = extractor
         self._extraction: ExtractionService | None = None
         self._team_client = team_client
@@ -152,6 +153,8 @@ class MemoryRuntime:
         self.session_memory = session_memory
         self.compactor = compactor
         self._compaction: CompactionStep | None = None
+        self.transcript_lock = asyncio.Lock()  # compaction boundaries and appends stay in order
+        self._writer: asyncio.Task[None] | None = None
         self._dream_gate = dream_gate
         self._prefetch: asyncio.Task[list[RelevantMemory]] | None = None
         self._prefetch_started = 0.0
@@ -188,6 +191,7 @@ class MemoryRuntime:
             report.snapshot = await asyncio.to_thread(self._snapshot_check)
         if self._recall is None:
             self._recall = await asyncio.to_thread(self._build_recall)
+        self._local_recall = recall_step.inline(self._recall)
         self._warm_up(self._recall)
         self._extraction = self._build_extraction()
         self._build_session_memory()
@@ -288,7 +292,7 @@ class MemoryRuntime:
                 transcript=self.log.transcript,
                 recall_session=self.recall_session,
             )
-        self._compaction = CompactionStep(self.compactor, self.log)
+        self._compaction = CompactionStep(self.compactor, self.log, self.transcript_lock)
         rungs = ["microcompact"]
         rungs += ["session notes"] if self.compactor.session_memory is not None else []
         rungs += ["full summary"] if self.compactor.provider is not None else []
@@ -343,13 +347,16 @@ class MemoryRuntime:
         self._prefetch = asyncio.get_running_loop().create_task(
             self._find(recall, text, recent_tools), name="memdir-recall"
         )
+        self._prefetch.add_done_callback(_retrieve)
         self.board.set("recall", state="running")
 
     async def _find(
         self, recall: MemoryRecall, text: str, recent_tools: Sequence[str]
     ) -> list[RelevantMemory]:
         async with asyncio.timeout(self.options.recall_timeout):
-            return await recall_step.find(recall, text, self.recall_session, recent_tools)
+            return await recall_step.find(
+                recall, text, self.recall_session, recent_tools, local=self._local_recall
+            )
 
     async def attachments(self, *, wait: float | None = None) -> list[Attachment]:
         """This turn's recalled memories if recall has finished (waiting at most ``wait``).
@@ -447,13 +454,10 @@ class MemoryRuntime:
         return outcome
 
     async def on_turn_end(self, messages: Sequence[Message]) -> None:
-        """The turn is complete: log it, then schedule extraction and sync in the background."""
-        try:
-            turns = await asyncio.to_thread(self.log.record, list(messages))
-        except (OSError, MemdirError) as exc:  # a full disk must not end the conversation
-            log.warning("could not append to the transcript: %s", exc)
-            self._notices.append(f"transcript not written: {exc}")
-            return
+        """The turn is complete: schedule the transcript append, extraction, notes and sync."""
+        snapshot = list(messages)
+        turns = self.log.assign(snapshot)
+        self._write_transcript(snapshot)
         if not self.enabled:
             return
         if self._extraction is not None:
@@ -469,6 +473,22 @@ class MemoryRuntime:
                 self.board.set("session_memory", state="running")
         if self._team is not None:
             self._team.notify()
+
+    def _write_transcript(self, messages: list[Message]) -> None:
+        """Append in the background, in turn order: each write waits for the one before."""
+        previous = self._writer
+
+        async def write() -> None:
+            if previous is not None:
+                await asyncio.wait({previous})
+            async with self.transcript_lock:
+                try:
+                    await asyncio.to_thread(self.log.record, messages)
+                except (OSError, MemdirError) as exc:  # a full disk must not end the session
+                    log.warning("could not append to the transcript: %s", exc)
+                    self._notices.append(f"transcript not written: {exc}")
+
+        self._writer = asyncio.get_running_loop().create_task(write(), name="memdir-transcript")
 
     # -- background results --------------------------------------------------------------
     def _on_extraction(self, result: ExtractionResult) -> None:
@@ -559,6 +579,8 @@ class MemoryRuntime:
         deadline = time.monotonic() + budget
         self._cancel_prefetch()
         await self.board.cancel(_WARMUP)  # a thread cannot be stopped; its result is dropped
+        if self._writer is not None:  # the transcript first: it is the session's record
+            await asyncio.wait({self._writer}, timeout=max(5.0, budget))
         if self._extraction is not None:
             if await self._extraction.drain(timeout=max(0.0, deadline - time.monotonic())):
                 report.drained.append("extraction")
@@ -585,6 +607,12 @@ class MemoryRuntime:
             (report.drained if await self._team.stop(left) else report.timed_out).append("team")
         report.notices = self.notices()
         return report
+
+
+def _retrieve(task: asyncio.Task[Any]) -> None:
+    """Mark a dropped task's failure as seen (it is reported through status, not a warning)."""
+    if not task.cancelled():
+        task.exception()
 
 
 def _no_report(window: int) -> Any:
