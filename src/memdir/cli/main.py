@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import TextIO
 
 from memdir.cli import (
+    agent_cmd,
+    chat_cmd,
     core_cmds,
     demo_cmd,
     dream_cmd,
@@ -42,6 +44,8 @@ _GROUPS = [
     demo_cmd,
     session_cmd,
     dream_cmd,
+    agent_cmd,
+    chat_cmd,
 ]
 
 
