@@ -25,10 +25,13 @@ Callers catch by class, never by message text::
      │    ├── ProviderUnavailableError transient: 429, 5xx, overload, timeout, connection (retried)
      │    └── InvalidOutputError  the model's output did not parse or did not match the schema
      ├── MissingExtraError        an optional dependency is not installed (names the extra)
-     └── SyncError                team sync failures
-          ├── SyncAuthError       401/403: no or bad token (permanent)
-          ├── SyncConflictError   412 retries exhausted
-          └── SyncRejectedError   any other 4xx (no such repo, too many entries, bad key; .status)
+     ├── SyncError                team sync failures
+ │    ├── SyncAuthError       401/403: no or bad token (permanent)
+ │    ├── SyncConflictError   412 retries exhausted
+ │    └── SyncRejectedError   any other 4xx (no such repo, too many entries, bad key; .status)
+ ├── HookInputError           a host hook sent JSON memdir cannot use (bad shape, unsafe id)
+ ├── DaemonError              the recall daemon is absent, stale or answered badly (fall back)
+ └── InstallError             a host config file cannot be merged (not a JSON object, ...)
 
 The value of a secret is never put in any exception message.
 """
@@ -234,3 +237,15 @@ __all__ = [
     "UnreadableFileError",
     "UnsafePathError",
 ]
+
+
+class HookInputError(MemdirError):
+    """The JSON a host passed to ``memdir hook <event>`` is unusable."""
+
+
+class DaemonError(MemdirError):
+    """The recall daemon could not answer; callers fall back to in-process recall."""
+
+
+class InstallError(MemdirError):
+    """A host's settings or MCP config file cannot be merged safely."""

@@ -11,11 +11,14 @@ import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memdir.cli.output import Output
 from memdir.config import Settings, load_settings
 from memdir.paths import ResolvedPaths, resolve_paths
-from memdir.store import MemoryStore
+
+if TYPE_CHECKING:  # imported in store(): hook commands on the per-prompt path never need it
+    from memdir.store import MemoryStore
 
 
 @dataclass
@@ -46,6 +49,7 @@ class CliContext:
 
     def store(self) -> MemoryStore:
         """The store for the resolved memory dir, with the credential guards installed."""
+        from memdir.store import MemoryStore
         from memdir.team.guard import write_guards
 
         return MemoryStore(
