@@ -7,6 +7,10 @@ entries from frontmatter; ``check`` reports drift instead of silently fixing it.
 
 Each directory that holds memories for a scope has its own index: the private root, and
 ``team/`` for shared memory. Daily logs under ``logs/`` are not indexed.
+
+The text functions are pure; the file-level ones at the end (one file's entry, a whole-dir check
+or rebuild) are what the store and crash recovery call while they hold the store lock. A
+MEMORY.md that links out of the memory dir is never read (it counts as empty, with a warning).
 """
 
 from __future__ import annotations

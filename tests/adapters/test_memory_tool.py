@@ -547,11 +547,16 @@ def test_lone_surrogates_become_the_sdks_tool_error(tmp_path: Path, command: Cmd
 
 def test_listing_never_shows_hidden_files(tmp_path: Path) -> None:
     root = tmp_path / "mem"
-    root.mkdir()
+    (root / ".git").mkdir(parents=True)
+    (root / ".git" / "config").write_text("[core]")
     (root / ".env").write_text("TOKEN=x")
     (root / "v.md").write_text("v")
-    listing = MemdirMemoryTool(MemoryStore(root)).call({"command": "view", "path": "/memories"})
-    assert "v.md" in str(listing) and ".env" not in str(listing)
+    tool = MemdirMemoryTool(MemoryStore(root))
+    listing = tool.call({"command": "view", "path": "/memories"})
+    assert "v.md" in str(listing) and ".env" not in str(listing) and ".git" not in str(listing)
+    for hidden in ("/memories/.git", "/memories/.env"):
+        with pytest.raises(ToolError, match="hidden"):
+            tool.call({"command": "view", "path": hidden})
 
 
 def test_deleting_a_directory_that_holds_hidden_files_is_refused_whole(tmp_path: Path) -> None:

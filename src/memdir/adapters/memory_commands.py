@@ -107,6 +107,8 @@ class MemoryCommands:
     # -- commands ------------------------------------------------------------------------
     def view(self, path: str, view_range: Sequence[int] | None = None) -> str:
         rel = self.rel(path)
+        if rel:
+            check_writable(rel)  # hidden paths are not memories: not even a listing of .git
         full = self._full(rel)
         try:
             leaf = os.stat(full)  # the path is already checked to resolve inside the root

@@ -69,6 +69,7 @@ def sanitize_key(key: str) -> str:
     Hidden keys (``.git/…``, ``.env``, temp and lock files) are refused too: push never sends
     them, so one from a server is hostile (see :mod:`memdir.controlfiles`).
     """
+    check_key_shape(key)
     clean = pathsafe.check_relative(key, error=PathTraversalError)
     if is_hidden(clean):
         raise PathTraversalError(f"hidden key {display_key(key)} refused (never a shared memory)")
@@ -86,7 +87,7 @@ def realpath_deepest_existing(path: Path) -> Path:
 
 def validate_team_key(team_dir: Path, key: str) -> Path:
     """The absolute path for ``key`` under ``team_dir``, guaranteed not to escape it."""
-    sanitize_key(key)
+    sanitize_key(key)  # shape, traversal and hidden keys
     return pathsafe.resolve_inside(team_dir, key, error=PathTraversalError)
 
 
