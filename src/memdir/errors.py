@@ -5,26 +5,33 @@ Callers catch by class, never by message text::
     MemdirError
      ├── ConfigError              bad settings, bad env values, invalid memory-dir override
      ├── UnsafePathError          a path that would leave its root (traversal, NUL, symlink...)
-     │    └── PathTraversalError  a team-sync key or team write path that fails validation
+     │    ├── PathTraversalError  a team-sync key or team write path that fails validation
+     │    └── ReservedPathError   a hidden/control path (lock, temp, .git, .env) or MEMORY.md
+     │                            used as a memory: never written
      ├── FrontmatterError         unparseable frontmatter (names file + line)
      ├── MemoryNotFoundError      the memory (or file) does not exist
      ├── MemoryExistsError        create/rename onto a file that already exists
      ├── UnreadableFileError      not UTF-8 text, or larger than the read cap
+     ├── InvalidTextError         text to write is not valid Unicode (a lone surrogate)
      ├── ConflictError            expected-hash write, but the file changed underneath
      ├── EditError                exact-string edit: old text missing or not unique
      ├── LockHeldError            a lock file is held by someone else (timeout elapsed)
      ├── DreamError               a dream / daily-log request that cannot run (empty log text...)
      ├── SecretFoundError         content bound for shared memory holds credentials (labels only)
+     │    └── PrivateSecretError  the same in private memory, with ``privateSecrets: refuse``
      ├── ToolDenied               a sandbox policy refused a tool call (told to the model)
      ├── ProviderError            an LLM provider failed (network, auth, refusal, bad output)
      │    ├── ProviderConfigError missing key / unknown model spec / missing extra
      │    ├── ProviderUnavailableError transient: 429, 5xx, overload, timeout, connection (retried)
      │    └── InvalidOutputError  the model's output did not parse or did not match the schema
      ├── MissingExtraError        an optional dependency is not installed (names the extra)
-     └── SyncError                team sync failures
-          ├── SyncAuthError       401/403: no or bad token (permanent)
-          ├── SyncConflictError   412 retries exhausted
-          └── SyncRejectedError   any other 4xx (no such repo, too many entries, bad key; .status)
+     ├── SyncError                team sync failures
+ │    ├── SyncAuthError       401/403: no or bad token (permanent)
+ │    ├── SyncConflictError   412 retries exhausted
+ │    └── SyncRejectedError   any other 4xx (no such repo, too many entries, bad key; .status)
+ ├── HookInputError           a host hook sent JSON memdir cannot use (bad shape, unsafe id)
+ ├── DaemonError              the recall daemon is absent, stale or answered badly (fall back)
+ └── InstallError             a host config file cannot be merged (not a JSON object, ...)
 
 The value of a secret is never put in any exception message.
 """
@@ -49,6 +56,10 @@ class UnsafePathError(MemdirError):
 
 class PathTraversalError(UnsafePathError):
     """A team-memory key or write path failed the hardened team checks."""
+
+
+class ReservedPathError(UnsafePathError):
+    """A hidden or control path (lock, temp, cache, .git, .env), or MEMORY.md as a memory."""
 
 
 class FrontmatterError(MemdirError):
@@ -77,6 +88,10 @@ class MemoryExistsError(MemdirError, FileExistsError):
 
 class UnreadableFileError(MemdirError):
     """A file is binary (not UTF-8) or larger than memdir will read."""
+
+
+class InvalidTextError(MemdirError, ValueError):
+    """Text to write cannot be stored as UTF-8 (it holds a lone surrogate)."""
 
 
 class ConflictError(MemdirError):
@@ -108,6 +123,18 @@ class SecretFoundError(MemdirError):
         super().__init__(
             f"refusing to write{where}: content contains potential secrets "
             f"({', '.join(self.labels)}); team memory is shared, remove them first"
+        )
+
+
+class PrivateSecretError(SecretFoundError):
+    """Content bound for *private* memory holds credentials and the setting says refuse."""
+
+    def __init__(self, labels: Sequence[str], *, path: str | None = None):
+        super().__init__(labels, path=path)
+        where = f" in {path}" if path else ""
+        self.args = (
+            f"refusing to write{where}: content contains potential secrets "
+            f"({', '.join(self.labels)}); the privateSecrets setting is 'refuse'",
         )
 
 
@@ -188,16 +215,19 @@ __all__ = [
     "EditError",
     "FrontmatterError",
     "InvalidOutputError",
+    "InvalidTextError",
     "LockHeldError",
     "MemdirError",
     "MemoryExistsError",
     "MemoryNotFoundError",
     "MissingExtraError",
     "PathTraversalError",
+    "PrivateSecretError",
     "PromptTooLongError",
     "ProviderConfigError",
     "ProviderError",
     "ProviderUnavailableError",
+    "ReservedPathError",
     "SecretFoundError",
     "SyncAuthError",
     "SyncConflictError",
@@ -207,3 +237,15 @@ __all__ = [
     "UnreadableFileError",
     "UnsafePathError",
 ]
+
+
+class HookInputError(MemdirError):
+    """The JSON a host passed to ``memdir hook <event>`` is unusable."""
+
+
+class DaemonError(MemdirError):
+    """The recall daemon could not answer; callers fall back to in-process recall."""
+
+
+class InstallError(MemdirError):
+    """A host's settings or MCP config file cannot be merged safely."""

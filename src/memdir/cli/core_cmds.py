@@ -82,6 +82,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(handler=cmd_prompt)
 
     p = sub.add_parser("doctor", help="check the memory dir for problems (exit 1 if any)")
+    p.add_argument(
+        "--fix",
+        nargs="*",
+        metavar="PATH",
+        help="repair these files' headers (no PATH: every repairable problem listed)",
+    )
     p.set_defaults(handler=cmd_doctor)
 
 
@@ -255,8 +261,16 @@ def cmd_prompt(ctx: CliContext) -> int:
 
 
 def cmd_doctor(ctx: CliContext) -> int:
+    from memdir import repair
+
     store = ctx.store()
-    problems: list[dict[str, str]] = []
+    fixed: list[dict[str, Any]] = []
+    if ctx.args.fix is not None:
+        done = repair.fix(store, list(ctx.args.fix), everything=not ctx.args.fix)
+        fixed = [{"path": f.path, "action": f.action, "ok": f.ok} for f in done]
+    problems: list[dict[str, str]] = [
+        {"kind": p.kind, "path": p.path, "detail": p.detail} for p in repair.crash_leftovers(store)
+    ]
     result = store.scan(limit=None)
     for issue in [*result.errors, *result.notes]:
         problems.append({"kind": issue.kind, "path": str(issue.path), "detail": issue.reason})
@@ -288,7 +302,10 @@ def cmd_doctor(ctx: CliContext) -> int:
         "problems": problems,
         "inactive": [{"path": k, "status": v[0], "reason": v[1]} for k, v in inactive.items()],
     }
+    if ctx.args.fix is not None:
+        summary["fixed"] = fixed
     text = [f"memory dir: {store.root}", f"memories:   {result.total}"]
+    text += [f"{'fixed' if f['ok'] else 'not fixed':22} {f['path']}  {f['action']}" for f in fixed]
     text += [f"{p['kind']:22} {p['path']}  {p['detail']}".rstrip() for p in problems]
     text += [f"{status:22} {path}  {why}" for path, (status, why) in inactive.items()]
     text.append("no problems found" if not problems else f"{len(problems)} problem(s)")
@@ -316,18 +333,7 @@ def _in_scope(index_rel: str, link: str) -> str:
 
 def _secret_problems(ctx: CliContext) -> list[dict[str, str]]:
     """Credentials in any memory (labels and lines only, never values)."""
-    try:
-        from memdir.team.secrets import scan_file
-    except ImportError:  # pragma: no cover - the scanner ships with the core package
-        return []
-    problems = []
-    for h in ctx.store().scan(limit=None).headers:
-        for finding in scan_file(h.path):
-            problems.append(
-                {
-                    "kind": "secret",
-                    "path": h.filename,
-                    "detail": f"line {finding.line}: {finding.label}",
-                }
-            )
-    return problems
+    from memdir.team.credential_report import credential_problems
+
+    headers = ctx.store().scan(limit=None).headers
+    return credential_problems((h.filename, h.path) for h in headers)
