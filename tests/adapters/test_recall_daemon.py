@@ -166,3 +166,16 @@ def test_handler_evicts_the_least_recently_used_memory_dir(tmp_path: Path) -> No
         )
         assert answer["ok"]
     assert list(daemon.engines) == dirs[1:]
+
+
+def test_a_memory_saved_a_moment_ago_is_recalled_on_the_next_call(
+    memory: tuple[Path, Path],
+) -> None:
+    memory_dir, cache_dir = memory
+    engine = build_engine(memory_dir, cache_dir)
+    assert recall_attachments(engine, "which port does staging postgres use", [], 5) == []
+    MemoryStore(memory_dir).create(
+        "Staging port", "the staging postgres database listens on port 5433", "project", "5433\n"
+    )
+    found = recall_attachments(engine, "which port does staging postgres use", [], 5)
+    assert [Path(a["path"]).name for a in found] == ["staging_port.md"]

@@ -42,8 +42,10 @@ from memdir.adapters.recall_client import (
 )
 from memdir.atomic import FileLock
 from memdir.errors import LockHeldError, MissingExtraError
-from memdir.recall.engine import MemoryRecall
+from memdir.recall.base import MAX_SELECTED
+from memdir.recall.engine import MemoryRecall, should_recall
 from memdir.recall.session import RecallSession
+from memdir.recall.surface import Attachment, RelevantMemory, surface
 
 log = logging.getLogger(__name__)
 
@@ -66,8 +68,11 @@ def recall_attachments(
     engine: MemoryRecall, query: str, exclude: Sequence[str], limit: int
 ) -> list[dict[str, Any]]:
     """What recall surfaces for ``query``, skipping ``exclude`` paths, as JSON-ready dicts."""
-    session = RecallSession(surfaced={str(Path(p).resolve()) for p in exclude})
-    found = asyncio.run(engine.recall(query, session, limit=limit))
+    if hasattr(engine.selector, "select_sync") and engine.manifest_cap is None:
+        found = _local_recall(engine, query, exclude, limit)
+    else:
+        session = RecallSession(surfaced={str(Path(p).resolve()) for p in exclude})
+        found = asyncio.run(engine.recall(query, session, limit=limit))
     return [
         {
             "path": str(Path(a.path).resolve()),
@@ -78,6 +83,40 @@ def recall_attachments(
         }
         for a in found
     ]
+
+
+def _local_recall(
+    engine: MemoryRecall, query: str, exclude: Sequence[str], limit: int
+) -> list[Attachment]:
+    """The offline selector over its own index, asked for enough extra picks to skip ``exclude``.
+
+    ``MemoryRecall.find`` rescans every header and resolves every path to drop the surfaced ones
+    (O(N) filesystem calls per prompt); the selector's index already knows every memory, so only
+    the few picks are resolved here. Same selection: the best ``limit`` not yet surfaced.
+    """
+    if not should_recall(query):
+        return []
+    excluded = {str(Path(p).resolve()) for p in exclude}
+    selector = engine.selector
+    # A memory saved a moment ago (by the extraction worker, or the agent) must be recallable
+    # on the very next prompt: walk the dir on every call instead of every few seconds.
+    selector.refresh_interval = 0.0  # type: ignore[attr-defined]
+    picks = selector.select_sync(query, None, limit=limit + len(excluded))  # type: ignore[attr-defined]
+    out: list[Attachment] = []
+    for pick in picks:
+        path = engine.memory_dir / pick.filename
+        try:
+            if str(path.resolve()) in excluded:
+                continue
+            mtime = path.stat().st_mtime
+        except OSError:
+            continue  # deleted since the index saw it
+        attachment = surface(RelevantMemory(path, pick.filename, mtime, pick.score, pick.reason))
+        if attachment is not None:
+            out.append(attachment)
+        if len(out) >= min(limit, MAX_SELECTED):
+            break
+    return out
 
 
 def rss_kib() -> int:
@@ -124,6 +163,11 @@ class RecallDaemon:
             return {"ok": False, "error": f"expected protocol {PROTOCOL}"}
         op = body.get("op")
         base = {"ok": True, "fingerprint": self.fingerprint}
+        wanted = body.get("fingerprint")
+        if wanted is not None and wanted != self.fingerprint:
+            # another memdir build asks: refuse before doing anything, so it can run the hook
+            # itself without the work (state, log) being done twice
+            return {"ok": False, "stale": True, "error": "the daemon runs another memdir build"}
         if op == "status":
             return {**base, **self.status()}
         if op == "stop":
