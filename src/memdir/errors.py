@@ -61,6 +61,7 @@ class FrontmatterError(MemdirError):
                 where += f":{line}"
             where += ": "
         super().__init__(f"{where}{message}")
+        self.reason = message
         self.path = Path(path) if path is not None else None
         self.line = line
 
