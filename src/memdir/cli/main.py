@@ -23,6 +23,7 @@ from memdir.cli import (
     mcp_cmd,
     recall_cmd,
     secrets_cmd,
+    session_cmd,
     team_cmd,
 )
 from memdir.cli.context import CliContext
@@ -32,7 +33,16 @@ from memdir.errors import MemdirError
 Handler = Callable[[CliContext], int]
 
 # Each command-group module exposes ``register(subparsers)`` and sets ``handler`` defaults.
-_GROUPS = [core_cmds, recall_cmd, extract_cmd, mcp_cmd, secrets_cmd, team_cmd, demo_cmd]
+_GROUPS = [
+    core_cmds,
+    recall_cmd,
+    extract_cmd,
+    mcp_cmd,
+    secrets_cmd,
+    team_cmd,
+    demo_cmd,
+    session_cmd,
+]
 _GROUPS += [agent_cmd, chat_cmd]
 
 
