@@ -21,6 +21,7 @@ CORE = {
     "transcripts",
     "config",
     "paths",
+    "validity",
 }
 ADAPTERS = {"adapters", "cli", "__main__"}
 

@@ -10,6 +10,7 @@ from memdir.config import Settings, load_settings
 from memdir.errors import (
     ConfigError,
     ConflictError,
+    DreamError,
     EditError,
     FrontmatterError,
     LockHeldError,
@@ -42,6 +43,7 @@ __all__ = [
     "Attachment",
     "ConfigError",
     "ConflictError",
+    "DreamError",
     "EditError",
     "FrontmatterError",
     "LockHeldError",

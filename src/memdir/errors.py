@@ -13,6 +13,7 @@ Callers catch by class, never by message text::
      ├── ConflictError            expected-hash write, but the file changed underneath
      ├── EditError                exact-string edit: old text missing or not unique
      ├── LockHeldError            a lock file is held by someone else (timeout elapsed)
+     ├── DreamError               a dream / daily-log request that cannot run (empty log text...)
      ├── SecretFoundError         content bound for shared memory holds credentials (labels only)
      ├── ToolDenied               a sandbox policy refused a tool call (told to the model)
      ├── ProviderError            an LLM provider failed (network, auth, refusal, bad output)
@@ -88,6 +89,10 @@ class EditError(MemdirError):
 
 class LockHeldError(MemdirError):
     """A lock is held by another holder and could not be taken in time."""
+
+
+class DreamError(MemdirError):
+    """A consolidation or daily-log request that cannot be carried out as asked."""
 
 
 class SecretFoundError(MemdirError):
@@ -179,6 +184,7 @@ __all__ = [
     "CompactionError",
     "ConfigError",
     "ConflictError",
+    "DreamError",
     "EditError",
     "FrontmatterError",
     "InvalidOutputError",

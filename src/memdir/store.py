@@ -36,6 +36,7 @@ from memdir.errors import (
 from memdir.model import Memory, MemoryHeader, MemoryType
 from memdir.pathsafe import check_relative, relative_to_root, resolve_inside
 from memdir.scan import HeaderCache, ScanResult, scan_headers
+from memdir.validity import current_only, validity_of
 
 WriteGuard = Callable[[str, str], None]
 LOCK_NAME = ".memdir.lock"
@@ -291,7 +292,12 @@ class MemoryStore:
         title = str(meta.get("name") or Path(rel).stem)
         hook = str(meta.get("description") or "")
         current = index.read_entrypoint(self.root, index_rel)
-        updated = index.upsert_entry(current, link, index.entry_line(title, link, hook))
+        if validity_of(meta).is_current(dt.date.today()):
+            updated = index.upsert_entry(current, link, index.entry_line(title, link, hook))
+        else:  # retired, superseded or expired: kept on disk, left out of the index
+            updated = (
+                index.remove_entry(current, link) if link in index.entries(current) else current
+            )
         if updated != current:
             atomic_write(self.root / index_rel, updated)
 
@@ -330,7 +336,7 @@ class MemoryStore:
         headers = sorted(self.scan().headers, key=lambda h: h.filename)
         with self.lock():
             by_index: dict[str, list[str]] = {}
-            for h in headers:
+            for h in current_only(headers):
                 scope = index.index_scope(h.filename)
                 if scope is None:
                     continue

@@ -19,6 +19,7 @@ from memdir.cli import (
     chat_cmd,
     core_cmds,
     demo_cmd,
+    dream_cmd,
     extract_cmd,
     mcp_cmd,
     recall_cmd,
@@ -42,6 +43,7 @@ _GROUPS = [
     team_cmd,
     demo_cmd,
     session_cmd,
+    dream_cmd,
 ]
 _GROUPS += [agent_cmd, chat_cmd]
 
