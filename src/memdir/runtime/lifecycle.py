@@ -328,7 +328,7 @@ class MemoryRuntime:
             return
 
         def job() -> Any:
-            return asyncio.to_thread(refresh)
+            return recall_step.in_daemon_thread(refresh, name="memdir-recall-warmup")
 
         self.board.spawn(_WARMUP, job, timeout=self.options.warmup_timeout)
 
