@@ -98,9 +98,6 @@ def _local_recall(
         return []
     excluded = {str(Path(p).resolve()) for p in exclude}
     selector = engine.selector
-    # A memory saved a moment ago (by the extraction worker, or the agent) must be recallable
-    # on the very next prompt: walk the dir on every call instead of every few seconds.
-    selector.refresh_interval = 0.0  # type: ignore[attr-defined]
     picks = selector.select_sync(query, None, limit=limit + len(excluded))  # type: ignore[attr-defined]
     out: list[Attachment] = []
     for pick in picks:
@@ -129,6 +126,63 @@ def rss_kib() -> int:
         return 0
 
 
+class Freshness:
+    """Keeps a warm selector's index current without walking the memory dir on the prompt path.
+
+    Before a recall: compare the mtimes of the memory dir's directories with the last walk (a
+    few ``stat`` calls) and refresh now if any changed — that catches every new, deleted or
+    renamed memory, and every memdir write (an atomic rename). After answering: refresh in the
+    background, which catches memories edited in place by other tools by the next prompt.
+    """
+
+    def __init__(self, engine: MemoryRecall) -> None:
+        self.engine = engine
+        selector: Any = engine.selector  # the offline selector has refresh(); others need none
+        self.selector: Any = selector if hasattr(selector, "refresh") else None
+        if self.selector is not None:
+            self.selector.refresh_interval = float("inf")  # refreshes are decided here
+        self.signature: dict[str, int] = {}
+        self.background: threading.Thread | None = None
+
+    def _walk_signature(self) -> dict[str, int]:
+        found: dict[str, int] = {}
+        for dirpath, dirnames, _ in os.walk(self.engine.memory_dir):
+            dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+            with contextlib.suppress(OSError):
+                found[dirpath] = os.stat(dirpath).st_mtime_ns
+        return found
+
+    def _changed(self) -> bool:
+        for path, mtime in self.signature.items():
+            try:
+                if os.stat(path).st_mtime_ns != mtime:
+                    return True
+            except OSError:
+                return True
+        return not self.signature
+
+    def refresh(self) -> None:
+        if self.selector is not None:
+            signature = self._walk_signature()  # before the walk: a change during it is seen
+            self.selector.refresh()
+            self.signature = signature
+
+    def before_recall(self) -> None:
+        if self.selector is not None and self._changed():
+            self.refresh()
+
+    def after_recall(self, lock: threading.Lock) -> None:
+        if self.selector is None or (self.background and self.background.is_alive()):
+            return
+
+        def run() -> None:
+            with lock:
+                self.refresh()
+
+        self.background = threading.Thread(target=run, daemon=True, name="memdir-refresh")
+        self.background.start()
+
+
 class RecallDaemon:
     """The request handler's state: warm engines, counters, the idle clock."""
 
@@ -136,6 +190,7 @@ class RecallDaemon:
         self.max_engines = max_engines
         self.engines: OrderedDict[tuple[str, str], MemoryRecall] = OrderedDict()
         self.locks: dict[tuple[str, str], threading.Lock] = {}
+        self.freshness: dict[tuple[str, str], Freshness] = {}
         self.guard = threading.Lock()
         self.started = time.time()
         self.last_request = time.monotonic()
@@ -151,10 +206,24 @@ class RecallDaemon:
             engine = build_engine(Path(memory_dir), Path(cache_dir))
             self.engines[key] = engine
             self.locks[key] = threading.Lock()
+            self.freshness[key] = Freshness(engine)
             while len(self.engines) > self.max_engines:
                 old, _ = self.engines.popitem(last=False)
                 self.locks.pop(old, None)
+                self.freshness.pop(old, None)
             return engine, self.locks[key]
+
+    def recall(
+        self, memory_dir: str, cache_dir: str, query: str, exclude: Sequence[str], limit: int
+    ) -> list[dict[str, Any]]:
+        """Recall with a warm engine: index checked before, refreshed in the background after."""
+        engine, lock = self.engine(memory_dir, cache_dir)
+        fresh = self.freshness[(memory_dir, cache_dir)]
+        with lock:
+            fresh.before_recall()
+            found = recall_attachments(engine, query, exclude, limit)
+        fresh.after_recall(lock)
+        return found
 
     def handle(self, body: Any) -> dict[str, Any]:
         self.last_request = time.monotonic()
@@ -178,15 +247,13 @@ class RecallDaemon:
             memory_dir, cache_dir = body.get("memory_dir"), body.get("cache_dir")
             if not isinstance(memory_dir, str) or not isinstance(cache_dir, str):
                 return {"ok": False, "error": "memory_dir and cache_dir are required"}
-            engine, lock = self.engine(memory_dir, cache_dir)
             query = body.get("query") if op == "recall" else "warm up the index"
             exclude = body.get("exclude") or []
             limit = body.get("limit", 5)
             if not isinstance(query, str) or not isinstance(exclude, list):
                 return {"ok": False, "error": "query must be a string, exclude a list"}
             started = time.perf_counter()
-            with lock:
-                found = recall_attachments(engine, query, [str(p) for p in exclude], int(limit))
+            found = self.recall(memory_dir, cache_dir, query, [str(p) for p in exclude], int(limit))
             elapsed = round((time.perf_counter() - started) * 1000, 2)
             return {**base, "attachments": found if op == "recall" else [], "ms": elapsed}
         return {"ok": False, "error": f"unknown op {op!r}"}
@@ -212,9 +279,7 @@ class RecallDaemon:
         def recaller(hc: HookContext, query: str, exclude: list[str]) -> tuple[list[Any], str]:
             if hc.settings.recall_selector == "llm" and hc.settings.model:
                 return recall_in_process(hc, query, exclude), "daemon (llm selector)"
-            engine, lock = self.engine(str(hc.paths.memory_dir), str(hc.cache_dir))
-            with lock:
-                found = recall_attachments(engine, query, exclude, 5)
+            found = self.recall(str(hc.paths.memory_dir), str(hc.cache_dir), query, exclude, 5)
             return [Injected.from_json(d) for d in found], "daemon"
 
         home = Path(cwd)
