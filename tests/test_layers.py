@@ -15,12 +15,16 @@ CORE = {
     "model",
     "frontmatter",
     "store",
+    "controlfiles",
+    "recovery",
+    "repair",
     "index",
     "scan",
     "age",
     "transcripts",
     "config",
     "paths",
+    "validity",
 }
 ADAPTERS = {"adapters", "cli", "__main__"}
 

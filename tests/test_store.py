@@ -247,24 +247,26 @@ def test_crash_while_writing_a_memory_leaves_old_file_and_index(
     assert sorted(p.name for p in store.root.iterdir()) == [".memdir.lock", "MEMORY.md", "a.md"]
 
 
-def test_crash_between_memory_and_index_write_is_detected_and_repaired(
+def test_crash_between_memory_and_index_write_is_repaired_on_the_next_write(
     store: MemoryStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import memdir.store as store_module
+    import memdir.index as index_module
 
-    real = store_module.atomic_write
+    real = index_module.atomic_write
 
     def crash_on_index(path: Path, data: str | bytes, **kw: int) -> None:
         if path.name == "MEMORY.md":
             raise OSError("crash before the index line")
         real(path, data, **kw)
 
-    monkeypatch.setattr(store_module, "atomic_write", crash_on_index)
+    monkeypatch.setattr(index_module, "atomic_write", crash_on_index)
     with pytest.raises(OSError):
         store.create("b", "second", "user", "complete body")
     monkeypatch.undo()
     assert store.read("b.md").body == "complete body\n"  # the memory itself is whole
     [report] = store.check_index()
-    assert report.unindexed == ["b.md"]  # the drift is reported, not hidden
-    store.rebuild_index()
-    assert index_text(store) == "- [b](b.md) — second\n"
+    assert report.unindexed == ["b.md"]  # the drift is reported until the next locked write
+    assert (store.root / ".memdir.dirty").exists()
+    store.create("c", "third", "user", "x")
+    assert index_text(store) == "- [b](b.md) — second\n- [c](c.md) — third\n"
+    assert not (store.root / ".memdir.dirty").exists()

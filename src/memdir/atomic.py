@@ -3,20 +3,25 @@
 Invariant: a reader never sees a torn file. Data goes to a unique temp file in the target's own
 directory (same filesystem, so ``os.replace`` is atomic), is fsynced, renamed over the target, and
 the directory is fsynced so the rename itself survives a crash. A crash before the rename leaves
-the old file intact plus a stray ``.<name>.<random>.tmp`` that no scan picks up (not ``*.md``).
+the old file intact plus a stray ``.<name>.<pid>-<random>.tmp`` that no scan picks up (hidden, not
+``*.md``); :mod:`memdir.recovery` removes such leftovers once their writer is gone. The temp name
+is shortened when needed, so any name the filesystem accepts can be written.
 
-Concurrent writers in threads and processes coordinate with :class:`FileLock` (``fcntl.flock`` on
-a lock file): read-modify-write sequences (store writes + MEMORY.md upkeep) run under it, so no
-update is lost.
+Directories are created 0700, every missing level of them; a write that fails removes the
+directories it created, so nothing empty is left behind.
+
+Concurrent writers in threads and processes coordinate with :class:`FileLock`: read-modify-write
+sequences (store writes + MEMORY.md upkeep) run under it, so no update is lost. The OS lock is
+taken through ``filelock``'s descriptor API (``flock`` on POSIX, ``LockFileEx`` on Windows), so
+this module imports and works on every platform with the same cross-process guarantee.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
-import fcntl
 import hashlib
 import os
+import re
 import secrets
 import threading
 import time
@@ -25,30 +30,89 @@ from pathlib import Path
 from types import TracebackType
 from typing import ClassVar
 
+import filelock
+
 from memdir.errors import LockHeldError
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
+NAME_MAX = 255  # bytes per path component on every filesystem memdir targets
+TEMP_SUFFIX = ".tmp"
+_TEMP_NAME = re.compile(r"^\..*\.(?:(?P<pid>\d+)-[0-9a-f]{8}|[0-9a-f]{12})\.tmp$", re.DOTALL)
+
+
+def make_dirs(path: Path) -> list[Path]:
+    """Create ``path`` and every missing parent with mode 0700; return those created, outermost
+    first (``mkdir(parents=True)`` would give the parents the umask's mode instead)."""
+    missing: list[Path] = []
+    current = path
+    while not current.is_dir():
+        missing.append(current)
+        if current.parent == current:
+            break
+        current = current.parent
+    created: list[Path] = []
+    for directory in reversed(missing):
+        try:
+            directory.mkdir(mode=DIR_MODE)
+        except FileExistsError:
+            if not directory.is_dir():
+                remove_empty_dirs(created)
+                raise
+            continue
+        except OSError:
+            remove_empty_dirs(created)
+            raise
+        created.append(directory)
+    return created
+
+
+def remove_empty_dirs(created: list[Path]) -> None:
+    """Remove directories from :func:`make_dirs`, innermost first, while they are empty."""
+    for directory in reversed(created):
+        try:
+            directory.rmdir()
+        except OSError:
+            return
 
 
 def ensure_dir(path: Path) -> Path:
     """Create ``path`` (and parents) with mode 0700 if missing; return it."""
-    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    make_dirs(path)
     return path
 
 
 def fsync_dir(path: Path) -> None:
-    """Flush a directory entry so a rename inside it is durable."""
+    """Flush a directory entry so a rename inside it is durable (a no-op where unsupported)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     except OSError:
         return
     try:
         os.fsync(fd)
     except OSError:
-        pass  # some filesystems refuse fsync on directories; the rename is still atomic
+        pass  # some filesystems (and Windows) refuse fsync on directories; rename is still atomic
     finally:
         os.close(fd)
+
+
+def temp_name(name: str) -> str:
+    """A unique hidden temp name for ``name`` that fits in :data:`NAME_MAX` bytes.
+
+    It carries the writer's pid, so a leftover can be told from a live writer's file.
+    """
+    tail = f".{os.getpid()}-{secrets.token_hex(4)}{TEMP_SUFFIX}"
+    room = NAME_MAX - 1 - len(tail.encode())
+    stem = name.encode("utf-8", "surrogatepass")[:room].decode("utf-8", "ignore")
+    return f".{stem}{tail}"
+
+
+def temp_writer_pid(name: str) -> int | None:
+    """The writer pid in a temp file name; 0 for a temp name without one; None if not a temp."""
+    match = _TEMP_NAME.match(name)
+    if match is None:
+        return None
+    return int(match["pid"]) if match["pid"] else 0
 
 
 def atomic_write(
@@ -61,9 +125,13 @@ def atomic_write(
     """
     payload = data.encode("utf-8") if isinstance(data, str) else data
     parent = path.parent
-    ensure_dir(parent)
-    tmp = parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    created = make_dirs(parent)
+    tmp = parent / temp_name(path.name)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), mode)
+    except BaseException:
+        remove_empty_dirs(created)
+        raise
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(payload)
@@ -76,6 +144,7 @@ def atomic_write(
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()
+        remove_empty_dirs(created)
         raise
     fsync_dir(parent)
 
@@ -87,11 +156,13 @@ def content_hash(data: str | bytes) -> str:
 
 
 class FileLock:
-    """An exclusive advisory lock on ``path`` across threads and processes.
+    """An exclusive lock on ``path`` across threads and processes.
 
-    ``flock`` locks belong to an open file description, so the process keeps one descriptor per
-    held path; a per-path re-entrant thread lock serialises threads first. Re-entrant within one
-    thread (across instances too), so a store method may call another that also locks.
+    The OS lock belongs to an open descriptor (``flock`` / ``LockFileEx`` through
+    ``filelock.lock_descriptor``), so the process keeps one descriptor per held path; a per-path
+    re-entrant thread lock serialises threads first. Re-entrant within one thread (across
+    instances too), so a store method may call another that also locks. The lock file is never
+    deleted or replaced, so every waiter contends on the same inode.
     """
 
     _thread_locks: ClassVar[dict[str, threading.RLock]] = {}
@@ -122,24 +193,28 @@ class FileLock:
             raise
         FileLock._held[self._key] = (fd, 1)
 
+    @property
+    def depth(self) -> int:
+        """How many times the calling thread holds this path (0: not held by this process)."""
+        held = FileLock._held.get(self._key)
+        return held[1] if held is not None else 0
+
     def _take(self, deadline: float) -> int:
         ensure_dir(self.path.parent)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+        # O_NOFOLLOW: a lock file swapped for a symlink must not make us create files elsewhere.
+        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+        fd = os.open(self.path, flags, FILE_MODE)
         delay = 0.001
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return fd
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES) or time.monotonic() >= deadline:
-                    os.close(fd)
-                    if exc.errno in (errno.EAGAIN, errno.EACCES):
-                        raise LockHeldError(
-                            f"lock {self.path} is held by another process"
-                        ) from None
-                    raise
+        try:
+            while not filelock.lock_descriptor(fd, blocking=False):
+                if time.monotonic() >= deadline:
+                    raise LockHeldError(f"lock {self.path} is held by another process")
                 time.sleep(delay)
                 delay = min(delay * 2, 0.05)
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
 
     def release(self) -> None:
         held = FileLock._held.get(self._key)
@@ -151,7 +226,7 @@ class FileLock:
         else:
             del FileLock._held[self._key]
             try:
-                fcntl.flock(fd, fcntl.LOCK_UN)
+                filelock.unlock_descriptor(fd)
             finally:
                 os.close(fd)
         self._rlock.release()

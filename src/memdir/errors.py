@@ -5,15 +5,20 @@ Callers catch by class, never by message text::
     MemdirError
      ├── ConfigError              bad settings, bad env values, invalid memory-dir override
      ├── UnsafePathError          a path that would leave its root (traversal, NUL, symlink...)
-     │    └── PathTraversalError  a team-sync key or team write path that fails validation
+     │    ├── PathTraversalError  a team-sync key or team write path that fails validation
+     │    └── ReservedPathError   a hidden/control path (lock, temp, .git, .env) or MEMORY.md
+     │                            used as a memory: never written
      ├── FrontmatterError         unparseable frontmatter (names file + line)
      ├── MemoryNotFoundError      the memory (or file) does not exist
      ├── MemoryExistsError        create/rename onto a file that already exists
      ├── UnreadableFileError      not UTF-8 text, or larger than the read cap
+     ├── InvalidTextError         text to write is not valid Unicode (a lone surrogate)
      ├── ConflictError            expected-hash write, but the file changed underneath
      ├── EditError                exact-string edit: old text missing or not unique
      ├── LockHeldError            a lock file is held by someone else (timeout elapsed)
+     ├── DreamError               a dream / daily-log request that cannot run (empty log text...)
      ├── SecretFoundError         content bound for shared memory holds credentials (labels only)
+     │    └── PrivateSecretError  the same in private memory, with ``privateSecrets: refuse``
      ├── ToolDenied               a sandbox policy refused a tool call (told to the model)
      ├── ProviderError            an LLM provider failed (network, auth, refusal, bad output)
      │    ├── ProviderConfigError missing key / unknown model spec / missing extra
@@ -53,6 +58,10 @@ class PathTraversalError(UnsafePathError):
     """A team-memory key or write path failed the hardened team checks."""
 
 
+class ReservedPathError(UnsafePathError):
+    """A hidden or control path (lock, temp, cache, .git, .env), or MEMORY.md as a memory."""
+
+
 class FrontmatterError(MemdirError):
     """A memory file's frontmatter is malformed."""
 
@@ -81,6 +90,10 @@ class UnreadableFileError(MemdirError):
     """A file is binary (not UTF-8) or larger than memdir will read."""
 
 
+class InvalidTextError(MemdirError, ValueError):
+    """Text to write cannot be stored as UTF-8 (it holds a lone surrogate)."""
+
+
 class ConflictError(MemdirError):
     """The file changed since the caller read it (expected hash mismatch)."""
 
@@ -91,6 +104,10 @@ class EditError(MemdirError):
 
 class LockHeldError(MemdirError):
     """A lock is held by another holder and could not be taken in time."""
+
+
+class DreamError(MemdirError):
+    """A consolidation or daily-log request that cannot be carried out as asked."""
 
 
 class SecretFoundError(MemdirError):
@@ -106,6 +123,18 @@ class SecretFoundError(MemdirError):
         super().__init__(
             f"refusing to write{where}: content contains potential secrets "
             f"({', '.join(self.labels)}); team memory is shared, remove them first"
+        )
+
+
+class PrivateSecretError(SecretFoundError):
+    """Content bound for *private* memory holds credentials and the setting says refuse."""
+
+    def __init__(self, labels: Sequence[str], *, path: str | None = None):
+        super().__init__(labels, path=path)
+        where = f" in {path}" if path else ""
+        self.args = (
+            f"refusing to write{where}: content contains potential secrets "
+            f"({', '.join(self.labels)}); the privateSecrets setting is 'refuse'",
         )
 
 
@@ -182,19 +211,23 @@ __all__ = [
     "CompactionError",
     "ConfigError",
     "ConflictError",
+    "DreamError",
     "EditError",
     "FrontmatterError",
     "InvalidOutputError",
+    "InvalidTextError",
     "LockHeldError",
     "MemdirError",
     "MemoryExistsError",
     "MemoryNotFoundError",
     "MissingExtraError",
     "PathTraversalError",
+    "PrivateSecretError",
     "PromptTooLongError",
     "ProviderConfigError",
     "ProviderError",
     "ProviderUnavailableError",
+    "ReservedPathError",
     "SecretFoundError",
     "SyncAuthError",
     "SyncConflictError",

@@ -7,10 +7,15 @@ entries from frontmatter; ``check`` reports drift instead of silently fixing it.
 
 Each directory that holds memories for a scope has its own index: the private root, and
 ``team/`` for shared memory. Daily logs under ``logs/`` are not indexed.
+
+The text functions are pure; the file-level ones at the end (one file's entry, a whole-dir check
+or rebuild) are what the store and crash recovery call while they hold the store lock. A
+MEMORY.md that links out of the memory dir is never read (it counts as empty, with a warning).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import os
 import re
@@ -18,8 +23,11 @@ import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memdir.atomic import atomic_write
 from memdir.errors import UnsafePathError
-from memdir.pathsafe import open_inside
+from memdir.frontmatter import parse
+from memdir.pathsafe import open_inside, resolve_inside
+from memdir.validity import validity_of
 
 _log = logging.getLogger("memdir")
 
@@ -222,3 +230,102 @@ def check_text(index_rel: str, text: str, memory_links: set[str], exists: set[st
     elif t.was_byte_truncated:
         report.over_limit = f"{t.byte_count} chars (limit {MAX_ENTRYPOINT_CHARS})"
     return report
+
+
+# -- keeping an index in step with one file (used by the store and by crash recovery) ----------
+
+
+def upsert_file_entry(root: Path, rel: str, text: str) -> None:
+    """Add or refresh the entry for memory file ``rel`` (with content ``text``) in its index."""
+    scope = index_scope(rel)
+    if scope is None:
+        return
+    index_rel, link = scope
+    meta = parse(text, lenient=True).meta
+    title = str(meta.get("name") or Path(rel).stem)
+    hook = str(meta.get("description") or "")
+    current = read_entrypoint(root, index_rel)
+    if validity_of(meta).is_current(dt.date.today()):
+        updated = upsert_entry(current, link, entry_line(title, link, hook))
+    else:  # retired, superseded or expired: kept on disk, left out of the index
+        updated = remove_entry(current, link) if link in entries(current) else current
+    if updated != current:
+        atomic_write(root / index_rel, updated)
+
+
+def remove_file_entry(root: Path, rel: str) -> None:
+    """Drop the entry for ``rel`` from its index (the file is gone)."""
+    scope = index_scope(rel)
+    if scope is None:
+        return
+    index_rel, link = scope
+    current = read_entrypoint(root, index_rel)
+    updated = remove_entry(current, link)
+    if updated != current:
+        atomic_write(root / index_rel, updated)
+
+
+def resync_file_entries(root: Path, rels: list[str]) -> None:
+    """Re-derive each file's entry from the file itself: the Markdown file is the truth."""
+    real_root = Path(os.path.realpath(root))
+    for rel in rels:
+        try:
+            path = resolve_inside(root, rel)
+        except UnsafePathError:
+            continue
+        try:
+            fd = open_inside(real_root, path)
+        except (OSError, UnsafePathError):
+            if not os.path.lexists(path):
+                remove_file_entry(root, rel)
+            continue
+        with open(fd, "rb") as fh:
+            text = fh.read().decode("utf-8", errors="replace")
+        upsert_file_entry(root, rel, text)
+
+
+def check_dir(root: Path, memory_rels: list[str]) -> list[IndexReport]:
+    """Drift between each MEMORY.md under ``root`` and the memory files (``memory_rels``)."""
+    reports = []
+    for index_rel, prefix in ((ENTRYPOINT_NAME, ""), (TEAM_PREFIX + ENTRYPOINT_NAME, TEAM_PREFIX)):
+        if prefix and not (root / prefix).is_dir():
+            continue
+        links = {s[1] for rel in memory_rels if (s := index_scope(rel)) and s[0] == index_rel}
+        base = root / prefix
+        existing = {p.relative_to(base).as_posix() for p in base.rglob("*") if p.is_file()}
+        text = read_entrypoint(root, index_rel)
+        reports.append(check_text(index_rel, text, links, existing))
+    return reports
+
+
+def rebuild_entries(root: Path, memories: list[tuple[str, str, str | None]]) -> list[str]:
+    """Rewrite every index's entry lines from (path, title, description); keep other lines.
+
+    Returns the indexes that changed. The caller holds the store lock.
+    """
+    by_index: dict[str, list[str]] = {}
+    for rel, title, description in memories:
+        scope = index_scope(rel)
+        if scope is not None:
+            by_index.setdefault(scope[0], []).append(entry_line(title, scope[1], description or ""))
+    targets = set(by_index) | {ENTRYPOINT_NAME}
+    if (root / TEAM_PREFIX).is_dir():
+        targets.add(TEAM_PREFIX + ENTRYPOINT_NAME)
+    written: list[str] = []
+    for index_rel in sorted(targets):
+        current = read_entrypoint(root, index_rel)
+        kept = [ln for ln in current.splitlines() if not _memory_entry(ln)]
+        while kept and not kept[-1].strip():
+            kept.pop()
+        lines = kept + ([""] if kept else []) + by_index.get(index_rel, [])
+        text = "\n".join(lines) + "\n" if lines else ""
+        if text != current:
+            atomic_write(root / index_rel, text)
+            written.append(index_rel)
+    return written
+
+
+def _memory_entry(line: str) -> bool:
+    """An index line that points at a local Markdown file (regenerated by rebuild)."""
+    link = entry_link(line)
+    return link is not None and "://" not in link and link.endswith(".md")

@@ -4,7 +4,8 @@ Invariant: :func:`resolve_inside` returns an absolute path that is lexically *an
 (after following every symlink that exists) inside ``root``, or raises
 :class:`~memdir.errors.UnsafePathError`. Nothing is created or written here.
 
-Rejected: empty names, NUL bytes, absolute paths, backslashes, ``..`` segments, URL-encoded
+Rejected: empty names, NUL bytes, lone surrogates (non-UTF-8 bytes from a command line),
+segments over 255 bytes, absolute paths, backslashes, ``..`` segments, URL-encoded
 or full-width (NFKC) spellings of separators/dots, symlinks anywhere along the path that lead
 outside the root, dangling symlinks, symlink loops. Unexpected OS errors fail closed.
 """
@@ -20,6 +21,8 @@ from pathlib import Path, PurePosixPath
 
 from memdir.errors import UnsafePathError
 
+NAME_MAX = 255  # bytes in one path segment, the limit of every filesystem memdir targets
+
 
 def check_relative(rel: str, *, error: type[UnsafePathError] = UnsafePathError) -> str:
     """Validate a relative name and return it normalised to POSIX form (no leading ./)."""
@@ -27,6 +30,13 @@ def check_relative(rel: str, *, error: type[UnsafePathError] = UnsafePathError) 
         raise error("empty path")
     if "\x00" in rel:
         raise error("path contains a NUL byte")
+    try:
+        encoded = rel.encode("utf-8")
+    except UnicodeEncodeError:
+        raise error(f"path {rel!a} is not valid UTF-8 (a lone surrogate)") from None
+    for part in encoded.split(b"/"):
+        if len(part) > NAME_MAX:
+            raise error(f"name too long: {len(part)} bytes in one path segment (limit {NAME_MAX})")
     try:
         decoded = urllib.parse.unquote(rel, errors="strict")
     except UnicodeDecodeError:

@@ -11,6 +11,9 @@ Invariants:
   :class:`~memdir.errors.ConflictError` and writes nothing.
 - Files are canonical. The store never rewrites a file it did not mean to change; a corrupt
   file is reported (with its path) by reads and scans, never "repaired" behind the user's back.
+- Hidden and control paths, and MEMORY.md as a memory, are refused (:mod:`memdir.controlfiles`).
+- A writer killed mid-write is repaired on the next locked write (:mod:`memdir.recovery`): the
+  index lines of the files it was changing are re-derived from the files, stale temps swept.
 """
 
 from __future__ import annotations
@@ -20,14 +23,25 @@ import datetime as dt
 import os
 import re
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from memdir import frontmatter, index
-from memdir.atomic import FileLock, atomic_write, content_hash, ensure_dir, fsync_dir
+from memdir.atomic import (
+    FileLock,
+    atomic_write,
+    content_hash,
+    ensure_dir,
+    fsync_dir,
+    make_dirs,
+    remove_empty_dirs,
+)
+from memdir.controlfiles import check_memory_target, check_writable
 from memdir.errors import (
     ConflictError,
     EditError,
     FrontmatterError,
+    InvalidTextError,
     MemoryExistsError,
     MemoryNotFoundError,
     UnreadableFileError,
@@ -35,7 +49,9 @@ from memdir.errors import (
 )
 from memdir.model import Memory, MemoryHeader, MemoryType
 from memdir.pathsafe import check_relative, relative_to_root, resolve_inside
+from memdir.recovery import StoreLock, WriteIntent, remove_stale_temp_files
 from memdir.scan import HeaderCache, ScanResult, scan_headers
+from memdir.validity import current_only
 
 WriteGuard = Callable[[str, str], None]
 LOCK_NAME = ".memdir.lock"
@@ -84,12 +100,21 @@ class MemoryStore:
     def exists(self, name: str | Path) -> bool:
         return self.path_of(name).is_file()
 
-    def lock(self) -> FileLock:
+    def lock(self) -> StoreLock:
+        """The store lock; taking it from outside first repairs what a killed writer left."""
         ensure_dir(self.root)
-        return FileLock(self.root / LOCK_NAME, timeout=self.lock_timeout)
+        lock = FileLock(self.root / LOCK_NAME, timeout=self.lock_timeout)
+        return StoreLock(lock, self.root, self._resync)
+
+    def _resync(self, rels: builtins.list[str]) -> None:
+        index.resync_file_entries(self.root, rels)
+
+    def _intent(self, *rels: str) -> AbstractContextManager[None]:
+        return WriteIntent(self.root).covering(rels, self._resync)
 
     # -- reads ---------------------------------------------------------------------------
     def read_bytes(self, name: str | Path) -> bytes:
+        check_writable(self.rel(name))  # hidden and control files are not memories to read
         path = self.path_of(name)
         try:
             size = path.stat().st_size
@@ -142,10 +167,26 @@ class MemoryStore:
 
     def _write(self, rel: str, text: str) -> None:
         """Guard, write and index one file. Caller holds the lock."""
+        check_writable(rel)
+        try:
+            payload = text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise InvalidTextError(
+                f"cannot write {rel}: the text is not valid Unicode "
+                f"(a lone surrogate at character {exc.start})"
+            ) from None
         self._guard(rel, text)
         path = self.path_of(rel)
-        atomic_write(path, text)
-        self._index_upsert(rel, text)
+        if path.is_dir():
+            raise MemoryExistsError(f"cannot write {rel}: a directory of that name exists")
+        with self._intent(rel):
+            try:
+                atomic_write(path, payload)
+            except (NotADirectoryError, FileExistsError):
+                raise MemoryExistsError(
+                    f"cannot write {rel}: a file stands where a directory of its path should be"
+                ) from None
+            self._index_upsert(rel, text)
 
     def write_text(
         self,
@@ -157,6 +198,7 @@ class MemoryStore:
     ) -> str:
         """Write raw text (e.g. from a model's Write tool). Returns the relative path."""
         rel = self.rel(name)
+        check_writable(rel)
         with self.lock():
             if create_only and self.path_of(rel).exists():
                 raise MemoryExistsError(f"{rel} already exists")
@@ -180,6 +222,7 @@ class MemoryStore:
         target = self.rel(rel) if rel else slugify(name) + ".md"
         if not target.endswith(".md"):
             raise UnsafePathError(f"memory files end in .md: {target!r}")
+        check_memory_target(target)
         stamp = today(self._clock)
         memory = Memory(
             path=target,
@@ -199,6 +242,7 @@ class MemoryStore:
     def save(self, memory: Memory, *, expected_hash: str | None = None) -> Memory:
         """Write a whole memory (create or replace), stamping ``updated``."""
         rel = self.rel(memory.path)
+        check_memory_target(rel)
         memory.path = rel
         memory.updated = today(self._clock)
         memory.created = memory.created or memory.updated
@@ -210,6 +254,7 @@ class MemoryStore:
     def update(self, name: str | Path, change: Callable[[Memory], Memory | None]) -> Memory:
         """Read-modify-write one memory under the lock (no update can be lost in between)."""
         rel = self.rel(name)
+        check_memory_target(rel)
         with self.lock():
             current = self.read(rel)
             result = change(current) or current
@@ -227,6 +272,7 @@ class MemoryStore:
     ) -> str:
         """Replace an exact string in a file; it must occur once unless ``replace_all``."""
         rel = self.rel(name)
+        check_writable(rel)
         if old == "":
             raise EditError("old text must not be empty")
         if old == new:
@@ -248,18 +294,22 @@ class MemoryStore:
 
     def delete(self, name: str | Path, *, expected_hash: str | None = None) -> str:
         rel = self.rel(name)
+        check_writable(rel)
         with self.lock():
             path = self.path_of(rel)
             if not path.is_file():
                 raise MemoryNotFoundError(f"no such memory: {rel}")
             self._check_expected(rel, expected_hash)
-            path.unlink()
-            fsync_dir(path.parent)
-            self._index_remove(rel)
+            with self._intent(rel):
+                path.unlink()
+                fsync_dir(path.parent)
+                self._index_remove(rel)
         return rel
 
     def rename(self, old: str | Path, new: str | Path) -> str:
         src_rel, dst_rel = self.rel(old), self.rel(new)
+        check_memory_target(src_rel)
+        check_memory_target(dst_rel)
         with self.lock():
             src, dst = self.path_of(src_rel), self.path_of(dst_rel)
             if not src.is_file():
@@ -268,92 +318,44 @@ class MemoryStore:
                 raise MemoryExistsError(f"{dst_rel} already exists")
             text = self.read_text(src_rel)
             self._guard(dst_rel, text)
-            ensure_dir(dst.parent)
-            # link + unlink: never replaces a file that appeared at dst meanwhile
-            try:
-                os.link(src, dst)
-            except FileExistsError:
-                raise MemoryExistsError(f"{dst_rel} already exists") from None
-            src.unlink()
-            fsync_dir(dst.parent)
-            fsync_dir(src.parent)
-            self._index_remove(src_rel)
-            self._index_upsert(dst_rel, text)
+            with self._intent(src_rel, dst_rel):
+                _link_into_place(src, dst, dst_rel)
+                src.unlink()
+                fsync_dir(dst.parent)
+                fsync_dir(src.parent)
+                self._index_remove(src_rel)
+                self._index_upsert(dst_rel, text)
         return dst_rel
 
     # -- MEMORY.md upkeep ----------------------------------------------------------------
     def _index_upsert(self, rel: str, text: str) -> None:
-        scope = index.index_scope(rel)
-        if scope is None:
-            return
-        index_rel, link = scope
-        meta = frontmatter.parse(text, lenient=True).meta
-        title = str(meta.get("name") or Path(rel).stem)
-        hook = str(meta.get("description") or "")
-        current = index.read_entrypoint(self.root, index_rel)
-        updated = index.upsert_entry(current, link, index.entry_line(title, link, hook))
-        if updated != current:
-            atomic_write(self.root / index_rel, updated)
+        index.upsert_file_entry(self.root, rel, text)
 
     def _index_remove(self, rel: str) -> None:
-        scope = index.index_scope(rel)
-        if scope is None:
-            return
-        index_rel, link = scope
-        current = index.read_entrypoint(self.root, index_rel)
-        updated = index.remove_entry(current, link)
-        if updated != current:
-            atomic_write(self.root / index_rel, updated)
+        index.remove_file_entry(self.root, rel)
 
     def check_index(self) -> builtins.list[index.IndexReport]:
         """Drift between each MEMORY.md and the files in its scope (nothing is changed)."""
-        all_rels = [h.filename for h in self.scan().headers]
-        reports = []
-        for index_rel, prefix in (
-            (index.ENTRYPOINT_NAME, ""),
-            (index.TEAM_PREFIX + "MEMORY.md", "team/"),
-        ):
-            if prefix and not (self.root / prefix).is_dir():
-                continue
-            links = {
-                s[1] for rel in all_rels if (s := index.index_scope(rel)) and s[0] == index_rel
-            }
-            base = self.root / prefix
-            existing = {p.relative_to(base).as_posix() for p in base.rglob("*") if p.is_file()}
-            text = index.read_entrypoint(self.root, index_rel)
-            reports.append(index.check_text(index_rel, text, links, existing))
-        return reports
+        return index.check_dir(self.root, [h.filename for h in self.scan().headers])
 
     def rebuild_index(self) -> builtins.list[str]:
         """Regenerate entry lines from frontmatter; keep hand-written non-entry lines."""
-        written: list[str] = []
-        headers = sorted(self.scan().headers, key=lambda h: h.filename)
+        headers = sorted(current_only(self.scan().headers), key=lambda h: h.filename)
+        entries = [(h.filename, h.name or Path(h.filename).stem, h.description) for h in headers]
         with self.lock():
-            by_index: dict[str, list[str]] = {}
-            for h in headers:
-                scope = index.index_scope(h.filename)
-                if scope is None:
-                    continue
-                title = h.name or Path(h.filename).stem
-                line = index.entry_line(title, scope[1], h.description or "")
-                by_index.setdefault(scope[0], []).append(line)
-            targets = set(by_index) | {index.ENTRYPOINT_NAME}
-            if (self.root / index.TEAM_PREFIX).is_dir():
-                targets.add(index.TEAM_PREFIX + index.ENTRYPOINT_NAME)
-            for index_rel in sorted(targets):
-                current = index.read_entrypoint(self.root, index_rel)
-                kept = [ln for ln in current.splitlines() if not _memory_entry(ln)]
-                while kept and not kept[-1].strip():
-                    kept.pop()
-                lines = kept + ([""] if kept else []) + by_index.get(index_rel, [])
-                text = "\n".join(lines) + "\n" if lines else ""
-                if text != current:
-                    atomic_write(self.root / index_rel, text)
-                    written.append(index_rel)
-        return written
+            remove_stale_temp_files(self.root)
+            return index.rebuild_entries(self.root, entries)
 
 
-def _memory_entry(line: str) -> bool:
-    """An index line that points at a local Markdown file (regenerated by rebuild)."""
-    link = index.entry_link(line)
-    return link is not None and "://" not in link and link.endswith(".md")
+def _link_into_place(src: Path, dst: Path, dst_rel: str) -> None:
+    """Hard-link ``src`` at ``dst`` (never replaces a file that appeared there meanwhile);
+    directories created for it are removed again if the link fails."""
+    created = make_dirs(dst.parent)
+    try:
+        os.link(src, dst)
+    except FileExistsError:
+        remove_empty_dirs(created)
+        raise MemoryExistsError(f"{dst_rel} already exists") from None
+    except BaseException:
+        remove_empty_dirs(created)
+        raise

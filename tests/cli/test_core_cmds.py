@@ -4,6 +4,7 @@ import io
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -129,3 +130,118 @@ def test_doctor_reports_corrupt_and_missing_description(run: Run) -> None:
     assert ("frontmatter-quoted", "corrupt.md") in kinds
     assert ("no-description", "nodesc.md") in kinds
     assert (memory_dir / "corrupt.md").read_text() == "---\nname: [broken\n---\n"
+
+
+# -- issue #8 items 3 and 5, issue #9 item 1 ---------------------------------------------------
+
+
+def _one_error_line(code: int, err: str) -> None:
+    assert code == 2, err
+    assert err.startswith("memdir: error: ") and err.count("\n") == 1, err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("size", [238, 246, 255])
+def test_names_up_to_255_bytes_work_on_every_command(run: Run, tmp_path: Path, size: int) -> None:
+    # Before: the temp-file suffix pushed these names over NAME_MAX (Errno 36 traceback).
+    root = str(tmp_path / "mem")
+    name = "a" * (size - 3) + ".md"
+    other = "b" * (size - 3) + ".md"
+    assert (
+        run("--dir", root, "add", "N", "-d", "d", "-t", "user", "-b", "x", "--path", name)[0] == 0
+    )
+    assert run("--dir", root, "show", name)[0] == 0
+    assert run("--dir", root, "edit", name, "--old", "x", "--new", "y")[0] == 0
+    assert run("--dir", root, "mv", name, other)[0] == 0
+    assert (tmp_path / "mem" / other).read_text().endswith("y\n")
+
+
+def test_a_256_byte_name_is_one_clear_error(run: Run, tmp_path: Path) -> None:
+    name = "a" * 253 + ".md"
+    for argv in (
+        ("add", "N", "-d", "d", "-t", "user", "-b", "x", "--path", name),
+        ("show", name),
+        ("edit", name, "--old", "x", "--new", "y"),
+        ("mv", name, "b.md"),
+    ):
+        code, _, err = run("--dir", str(tmp_path / "mem"), *argv)
+        _one_error_line(code, err)
+        assert "name too long" in err
+
+
+def test_non_utf8_arguments_are_one_clear_error(run: Run, tmp_path: Path) -> None:
+    code, _, err = run("--dir", str(tmp_path / "mem"), "add", "caf\udce9", "-d", "d", "-t", "user")
+    _one_error_line(code, err)
+    assert "not valid UTF-8" in err
+
+
+def test_non_utf8_bytes_from_a_real_command_line(tmp_path: Path) -> None:
+    argv = [sys.executable.encode(), b"-m", b"memdir", b"--dir", str(tmp_path).encode()]
+    argv += [b"add", b"caf\xe9", b"-d", b"d", b"-t", b"user", b"-b", b"x"]
+    done = subprocess.run(argv, capture_output=True, timeout=60, check=False)
+    assert done.returncode == 2
+    assert done.stderr.count(b"\n") == 1 and b"not valid UTF-8" in done.stderr
+    assert b"Traceback" not in done.stderr
+
+
+def test_writing_where_a_directory_of_that_name_exists(run: Run, tmp_path: Path) -> None:
+    root = tmp_path / "mem"
+    (root / "taken.md").mkdir(parents=True)
+    (root / "file.md").write_text("---\nname: f\n---\n")
+    for path in ("taken.md", "file.md/child.md"):
+        code, _, err = run(
+            "--dir", str(root), "add", "N", "-d", "d", "-t", "user", "-b", "x", "--path", path,
+            "--force",
+        )  # fmt: skip
+        _one_error_line(code, err)
+    assert (root / "taken.md").is_dir() and (root / "file.md").read_text() == "---\nname: f\n---\n"
+
+
+def test_a_bad_field_value_is_that_files_problem(run: Run, tmp_path: Path) -> None:
+    # Before: `created: 2020-13-45` made list, manifest and doctor exit with a traceback.
+    root = tmp_path / "mem"
+    assert run("--dir", str(root), "add", "Good", "-d", "fine", "-t", "user", "-b", "x")[0] == 0
+    (root / "bad.md").write_text(
+        "---\nname: Bad\ndescription: odd date\ncreated: 2020-13-45\n---\n"
+    )
+    code, out, _ = run("--dir", str(root), "--json", "list")
+    assert code == 0 and {r["path"] for r in json.loads(out)} == {"good.md", "bad.md"}
+    code, out, _ = run("--dir", str(root), "--json", "manifest")
+    assert code == 0 and len(json.loads(out)) == 2
+    code, out, _ = run("--dir", str(root), "--json", "doctor")
+    bad = [p for p in json.loads(out)["problems"] if p["kind"] == "bad-value"]
+    assert code == 1 and len(bad) == 1 and bad[0]["path"].endswith("bad.md")
+
+
+def test_doctor_fix_repairs_only_what_is_asked(run: Run, tmp_path: Path) -> None:
+    root = tmp_path / "mem"
+    root.mkdir()
+    a = "---\nname: A\ndescription: Q2 goal: ship A\ntype: project\n---\nbody A: x\n"
+    b = "---\nname: B\ndescription: [WIP] B\ntags: [x, y]\n---\nbody B\n"
+    broken = "---\nname: x\n- y\n---\nbody\n"
+    (root / "a.md").write_text(a)
+    (root / "b.md").write_text(b)
+    (root / "broken.md").write_text(broken)
+    code, out, _ = run("--dir", str(root), "--json", "doctor")
+    kinds = {(Path(p["path"]).name, p["kind"]) for p in json.loads(out)["problems"]}
+    assert {("a.md", "frontmatter-quoted"), ("b.md", "frontmatter-quoted")} <= kinds
+    assert ("broken.md", "frontmatter-dropped") in kinds
+    assert (root / "a.md").read_text() == a  # doctor alone changes nothing
+
+    code, out, _ = run("--dir", str(root), "--json", "doctor", "--fix", "a.md")
+    assert json.loads(out)["fixed"] == [
+        {"path": "a.md", "action": "quoted the header values that did not parse", "ok": True}
+    ]
+    assert (root / "a.md").read_text() == a.replace("Q2 goal: ship A", '"Q2 goal: ship A"')
+    assert (root / "b.md").read_text() == b and (root / "broken.md").read_text() == broken
+
+    code, out, _ = run("--dir", str(root), "--json", "doctor", "--fix")
+    fixed = {f["path"]: f["ok"] for f in json.loads(out)["fixed"]}
+    assert fixed == {"b.md": True}
+    assert (root / "b.md").read_text() == b.replace("[WIP] B", '"[WIP] B"')  # tags stay a list
+    assert (root / "broken.md").read_text() == broken  # never guessed at
+    code, out, _ = run("--dir", str(root), "--json", "doctor", "--fix", "broken.md")
+    assert code == 1  # the broken header is still a problem
+    [result] = json.loads(out)["fixed"]
+    assert not result["ok"] and "edit it by hand" in result["action"]
+    assert (root / "broken.md").read_text() == broken

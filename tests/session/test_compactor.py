@@ -47,7 +47,7 @@ def _long(turns: int = 60, chars: int = 3000) -> list[ChatMessage]:
             )
         )
         msgs.append(
-            ChatMessage.assistant(f"changed module_{i}.py " + "w" * chars, message_id=f"m{i}")
+            ChatMessage.assistant(f"changed module_{i}.py " + "w" * chars, message_id=f"m{i}b")
         )
     return msgs
 
@@ -189,3 +189,55 @@ def test_any_rung_leaves_a_valid_conversation(
         assert result.report.rung in ("session_memory", "full")
         _check(result.messages, msgs)
         assert not any(m.is_boundary for m in result.messages[1:])
+
+
+async def test_notes_see_tool_results_before_microcompact_clears_them(tmp_path: Path) -> None:
+    use = {"type": "tool_use", "id": "tb", "name": "Bash", "input": {"command": "pytest"}}
+    failing = "Traceback (most recent call last):\nE   ZeroDivisionError: division by zero in avg()"
+    msgs = [
+        ChatMessage.user("run the tests"),
+        ChatMessage.assistant([use]),
+        ChatMessage.user(
+            [{"type": "tool_result", "tool_use_id": "tb", "content": failing, "is_error": True}]
+        ),
+        *_long(),
+    ]
+    result = await Compactor(session_memory=_memory(tmp_path)).maybe_compact(msgs, 40_000)
+    assert result.report.rung == "session_memory" and result.report.cleared_results > 0
+    assert "ZeroDivisionError: division by zero in avg()" in result.messages[1].text
+
+
+async def test_empty_conversation_is_left_alone(tmp_path: Path) -> None:
+    provider = ScriptedProvider()
+    compactor = Compactor(session_memory=_memory(tmp_path), provider=provider)
+    for msgs in ([], [ChatMessage.boundary(pre_tokens=1)]):
+        result = await compactor.maybe_compact(msgs, 40_000, force=True)
+        assert result.report.rung == "none" and result.messages == msgs
+    assert provider.calls == 0 and compactor.failures == 0
+
+
+async def test_a_notes_path_that_is_a_directory_never_raises(tmp_path: Path) -> None:
+    mem = _memory(tmp_path)
+    mem.path.mkdir(parents=True)
+    result = await Compactor(session_memory=mem).maybe_compact(_long(), 40_000)
+    assert result.report.rung == "failed" and result.report.fallback_reason == "no notes file"
+    assert any("notes update failed" in n for n in result.report.notes)
+
+
+async def test_llm_notes_drive_session_memory_compaction(tmp_path: Path) -> None:
+    from memdir.session.llm_updater import LLMUpdater
+
+    provider = ScriptedProvider()
+    mem = SessionMemory(tmp_path / "summary.md", LLMUpdater(provider))
+    desc = "_What is being worked on right now, what is pending, the next step._"
+    edit = {"file_path": str(mem.path), "old_string": desc, "new_string": desc + "\nMODEL NOTES"}
+    provider.add(Completion.from_tool_call("Edit", edit), Completion.from_text("done"))
+    msgs = _long()
+    assert mem.maybe_update(msgs)  # in the background, as the runtime does at turn end
+    later = [*msgs, ChatMessage.user("and now something new")]
+    result = await Compactor(session_memory=mem).maybe_compact(later, 40_000)
+    assert result.report.rung == "session_memory"  # it waited for the update to finish
+    assert "MODEL NOTES" in result.messages[1].text
+    assert mem.last_summarized_id == msgs[-1].uuid
+    assert result.messages[-1].text == "and now something new"
+    _check(result.messages, later)

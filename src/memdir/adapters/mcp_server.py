@@ -91,7 +91,10 @@ def describe(exc: MemdirError) -> str:
 
 def _mapped(exc: Exception) -> ToolError:
     if isinstance(exc, MemdirError):
-        return ToolError(describe(exc))
+        # A message may quote a hostile path: lone surrogates cannot travel as UTF-8 JSON.
+        return ToolError(describe(exc).encode("utf-8", "backslashreplace").decode("utf-8"))
+    if isinstance(exc, UnicodeError):
+        return ToolError("invalid input: text is not valid Unicode (a lone surrogate)")
     assert isinstance(exc, OSError)
     return ToolError(f"os error: {exc.strerror or type(exc).__name__}")
 
@@ -105,7 +108,7 @@ def tool_errors(fn: Callable[P, R]) -> Callable[P, R]:
         async def run_async(*args: P.args, **kwargs: P.kwargs) -> Any:
             try:
                 return await afn(*args, **kwargs)
-            except (MemdirError, OSError) as exc:
+            except (MemdirError, OSError, UnicodeError) as exc:
                 raise _mapped(exc) from exc
 
         return run_async  # type: ignore[return-value]
@@ -114,7 +117,7 @@ def tool_errors(fn: Callable[P, R]) -> Callable[P, R]:
     def run(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return fn(*args, **kwargs)
-        except (MemdirError, OSError) as exc:
+        except (MemdirError, OSError, UnicodeError) as exc:
             raise _mapped(exc) from exc
 
     return run

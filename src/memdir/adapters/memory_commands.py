@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from memdir.atomic import ensure_dir, fsync_dir
+from memdir.controlfiles import check_writable
 from memdir.errors import (
     EditError,
     MemoryExistsError,
@@ -106,6 +107,8 @@ class MemoryCommands:
     # -- commands ------------------------------------------------------------------------
     def view(self, path: str, view_range: Sequence[int] | None = None) -> str:
         rel = self.rel(path)
+        if rel:
+            check_writable(rel)  # hidden paths are not memories: not even a listing of .git
         full = self._full(rel)
         try:
             leaf = os.stat(full)  # the path is already checked to resolve inside the root
@@ -214,11 +217,13 @@ class MemoryCommands:
         rel = self.rel(path)
         if rel == "":
             raise UnsafePathError("Cannot delete the /memories directory itself")
+        check_writable(rel)
         with self.store.lock():
             full = self._full(rel)
             if full.is_file():
                 self.store.delete(rel)
             elif full.is_dir():
+                _refuse_hidden_inside(rel, full)
                 self._delete_tree(rel, full)
             else:
                 raise MemoryNotFoundError(f"The path {path} does not exist")
@@ -245,6 +250,9 @@ class MemoryCommands:
         old_rel, new_rel = self.rel(old_path), self.rel(new_path)
         if old_rel == "":
             raise UnsafePathError("Cannot rename the /memories directory itself")
+        check_writable(old_rel)
+        if new_rel:
+            check_writable(new_rel)
         with self.store.lock():
             old_full, new_full = self._full(old_rel), self._full(new_rel)
             if new_rel == "" or os.path.lexists(new_full):
@@ -252,6 +260,7 @@ class MemoryCommands:
             if old_full.is_dir() and not old_full.is_symlink():
                 if (new_rel + "/").startswith(old_rel + "/"):
                     raise UnsafePathError(f"Cannot move {old_path} into itself")
+                _refuse_hidden_inside(old_rel, old_full)
                 self._rename_tree(old_rel, new_rel, old_full)
             elif old_full.is_file():
                 self.store.rename(old_rel, new_rel)
@@ -289,6 +298,15 @@ class MemoryCommands:
         for dirpath, _dirnames, _filenames in os.walk(old_full, topdown=False):
             Path(dirpath).rmdir()
         fsync_dir(old_full.parent)
+
+
+def _refuse_hidden_inside(rel: str, full: Path) -> None:
+    """A directory holding hidden files (a .git, temp files, a lock) is not moved or deleted
+    as a tree: those are not memories, and half a tree must not be left behind."""
+    for _dirpath, dirnames, filenames in os.walk(full):
+        for name in [*dirnames, *filenames]:
+            if name.startswith("."):
+                check_writable(f"{rel}/{name}")
 
 
 def _match_lines(content: str, needle: str) -> list[int]:

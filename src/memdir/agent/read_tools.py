@@ -104,10 +104,15 @@ def _walk_files(root: Path) -> list[Path]:
     if root.is_file():
         return [root]
     found: list[Path] = []
+    real_root = Path(os.path.realpath(root))
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
         for name in sorted(filenames):
-            found.append(Path(dirpath) / name)
+            path = Path(dirpath) / name
+            # A search of a directory never reads through a link out of it (issue #8 item 1).
+            if path.is_symlink() and not Path(os.path.realpath(path)).is_relative_to(real_root):
+                continue
+            found.append(path)
             if len(found) >= MAX_GREP_FILES:
                 return found
     return found

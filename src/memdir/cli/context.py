@@ -48,12 +48,12 @@ class CliContext:
         return self.paths.memory_dir
 
     def store(self) -> MemoryStore:
-        """The store for the resolved memory dir, with the team secret guard installed."""
+        """The store for the resolved memory dir, with the credential guards installed."""
         from memdir.store import MemoryStore
-        from memdir.team.guard import team_secret_guard
+        from memdir.team.guard import write_guards
 
         return MemoryStore(
             self.memory_dir,
-            guards=[team_secret_guard(root=self.memory_dir)],
+            guards=write_guards(self.memory_dir, private_secrets=self.settings.private_secrets),
             header_cache=self.paths.cache_dir / "headers.json",
         )

@@ -37,6 +37,10 @@ _GROUPS: dict[str, tuple[str, ...]] = {
     "secrets_cmd": ("secrets",),
     "team_cmd": ("team",),
     "demo_cmd": ("demo",),
+    "session_cmd": ("compact", "session"),
+    "dream_cmd": ("dream", "log", "retire"),
+    "agent_cmd": ("agent",),
+    "chat_cmd": ("chat",),
     "hook_cmd": ("hook",),
     "install_cmd": ("install", "uninstall"),
 }
@@ -94,6 +98,11 @@ def main(
 ) -> int:
     out_stream = stdout if stdout is not None else sys.stdout
     arguments = list(argv) if argv is not None else sys.argv[1:]
+    bad = _not_utf8(arguments)
+    if bad is not None:
+        err = stderr if stderr is not None else sys.stderr
+        err.write(f"memdir: error: argument {bad} is not valid UTF-8 text\n")
+        return 2
     parser = build_parser(command_word(arguments))
     try:
         args = parser.parse_args(arguments)
@@ -119,8 +128,22 @@ def main(
     except MemdirError as exc:
         out.error(str(exc))
         return 2
+    except OSError as exc:  # one clear line, never a traceback (e.g. a full disk)
+        where = f": {exc.filename}" if exc.filename else ""
+        out.error(f"{exc.strerror or type(exc).__name__}{where}")
+        return 2
     except KeyboardInterrupt:
         return 130
+
+
+def _not_utf8(argv: Sequence[str]) -> str | None:
+    """The first argument holding bytes that are not UTF-8 (surrogate-escaped), shown safely."""
+    for arg in argv:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            return ascii(arg)
+    return None
 
 
 def _route_library_warnings(out: Output) -> None:

@@ -13,11 +13,12 @@ raw) that reveals ``..`` or ``/``; NFKC folding that reveals ``..``, ``/``, ``\\
 stricter than the reference: it also rejects empty keys, ``..`` segments before joining, a
 drive-letter prefix and URL-encoded backslashes.
 
-Before any of that, :func:`check_key_shape` refuses what no file system can take: a lone
-surrogate (``\\ud800`` is legal JSON but not UTF-8, so every ``os`` call on it raises) and keys
-over ``wire.MAX_KEY_BYTES`` or with a segment over ``wire.MAX_KEY_SEGMENT_BYTES`` bytes. So a
-hostile key is one :class:`~memdir.errors.PathTraversalError`, never an ``OSError`` or
-``UnicodeEncodeError`` from deep inside a path call.
+Where a key crosses the wire (pull, push, the server), :func:`check_key_shape` runs first and
+refuses what no file system can take: a lone surrogate (``\\ud800`` is legal JSON but not
+UTF-8, so every ``os`` call on it raises) and keys over ``wire.MAX_KEY_BYTES`` or with a segment
+over ``wire.MAX_KEY_SEGMENT_BYTES`` bytes. So a hostile key is one
+:class:`~memdir.errors.PathTraversalError`, never an ``OSError`` or ``UnicodeEncodeError`` from
+deep inside a path call.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import os
 from pathlib import Path
 
 from memdir import pathsafe
+from memdir.controlfiles import is_hidden
 from memdir.errors import PathTraversalError
 from memdir.team import wire
 
@@ -62,9 +64,16 @@ def display_key(key: str) -> str:
 
 
 def sanitize_key(key: str) -> str:
-    """The key in normal POSIX form (``a//./b`` -> ``a/b``), or PathTraversalError."""
+    """The key in normal POSIX form (``a//./b`` -> ``a/b``), or PathTraversalError.
+
+    Hidden keys (``.git/…``, ``.env``, temp and lock files) are refused too: push never sends
+    them, so one from a server is hostile (see :mod:`memdir.controlfiles`).
+    """
     check_key_shape(key)
-    return pathsafe.check_relative(key, error=PathTraversalError)
+    clean = pathsafe.check_relative(key, error=PathTraversalError)
+    if is_hidden(clean):
+        raise PathTraversalError(f"hidden key {display_key(key)} refused (never a shared memory)")
+    return clean
 
 
 def realpath_deepest_existing(path: Path) -> Path:
@@ -78,7 +87,7 @@ def realpath_deepest_existing(path: Path) -> Path:
 
 def validate_team_key(team_dir: Path, key: str) -> Path:
     """The absolute path for ``key`` under ``team_dir``, guaranteed not to escape it."""
-    check_key_shape(key)
+    sanitize_key(key)  # shape, traversal and hidden keys
     return pathsafe.resolve_inside(team_dir, key, error=PathTraversalError)
 
 
