@@ -293,3 +293,34 @@ def test_a_stale_daemon_is_stopped_and_the_prompt_still_answered_once(host: Fake
         if old_build.poll() is None:
             old_build.kill()
         old_build.wait()
+
+
+def test_claude_layout_recalls_the_hosts_files_and_leaves_its_writer_alone(
+    tmp_path: Path,
+) -> None:
+    host = FakeHost(tmp_path, argv=[sys.executable, "-m", "memdir", "--claude"])
+    try:
+        memory_dir = host.memory_dir
+        assert memory_dir.is_relative_to(host.home / ".claude" / "projects")
+        memory_dir.mkdir(parents=True)
+        # written by Claude Code's own auto-memory, not by memdir
+        (memory_dir / "feedback_tests.md").write_text(
+            "---\nname: Test runner\ndescription: run the test suite with pytest -x, never "
+            "unittest\ntype: feedback\n---\nUse pytest -x.\n"
+        )
+        (memory_dir / "MEMORY.md").write_text("- [Test runner](feedback_tests.md) — pytest -x\n")
+        s = host.session()
+        start = s.start()
+        assert start.code == 0 and start.stdout == ""  # the host injects its own MEMORY.md
+        run = s.prompt("how should I run the test suite here?")
+        assert injected_paths(run) == [str((memory_dir / "feedback_tests.md").resolve())]
+        s.transcript.user("Remember that the staging database listens on port 5433.")
+        s.reply("Noted.")
+        assert s.stop().code == 0
+        log = json.loads(host.memdir("--json", "hook", "log").stdout)
+        assert log[-1]["event"] == "stop" and log[-1]["skipped"] == "extraction off"
+        # memdir's state, log and index live in ~/.memdir: nothing of it lands in ~/.claude
+        claude_files = sorted(p for p in (host.home / ".claude").rglob("*") if p.is_file())
+        assert claude_files == [memory_dir / "MEMORY.md", memory_dir / "feedback_tests.md"]
+    finally:
+        host.stop_daemon()
