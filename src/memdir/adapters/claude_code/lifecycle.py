@@ -207,14 +207,39 @@ def session_end(inp: HookInput, hc: HookContext) -> str:
 
 
 def _dream_gate(hc: HookContext, session_id: str) -> str:
-    """Check the dream gate (cheap when closed). This build has the gate and lock but no
-    dreamer to run, so an open gate is reported for ``memdir hook log`` and left open."""
-    from memdir.consolidate.factory import dream_gate
+    """Check the dream gate (cheap when closed); when it is open, dream offline now.
 
-    result = dream_gate(hc.settings, hc.paths).check(current_session=session_id)
-    if not result.open:
-        return f"gate closed ({result.reason})"
-    return f"gate open ({len(result.sessions)} sessions to review); no dreamer in this build"
+    The session is over, so the host waits for nothing but this process. The offline dreamer
+    (no model, word-overlap duplicates) takes seconds, keeps a snapshot (``memdir dream undo``)
+    and holds the consolidation lock, so a parallel session's hook never dreams at the same
+    time. In the ``--claude`` layout the host consolidates its own directory: memdir leaves it.
+    """
+    from memdir.consolidate.factory import default_dreamer, dream_gate
+    from memdir.consolidate.run import maybe_dream_sync
+    from memdir.store import MemoryStore
+    from memdir.team.guard import write_guards
+
+    gate = dream_gate(hc.settings, hc.paths)
+    if hc.settings.claude_mode:
+        result = gate.check(current_session=session_id)
+        return (
+            "gate open; left to the host in the --claude layout"
+            if result.open
+            else (f"gate closed ({result.reason})")
+        )
+    memory_dir = hc.paths.memory_dir
+    store = MemoryStore(
+        memory_dir,
+        guards=write_guards(memory_dir, private_secrets=hc.settings.private_secrets),
+        header_cache=hc.cache_dir / "headers.json",
+    )
+    # maybe_dream checks the gate itself: a second check would trip the 10-minute scan throttle
+    outcome = maybe_dream_sync(gate, default_dreamer(store, hc.paths), current_session=session_id)
+    if outcome.gate is not None and not outcome.gate.open:
+        return f"gate closed ({outcome.gate.reason})"
+    if not outcome.ran:
+        return f"not run ({outcome.reason})"
+    return outcome.notice or "ran; nothing to improve"
 
 
 def run_extraction(hc: HookContext, session_id: str, transcript: Path) -> Any:
