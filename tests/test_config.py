@@ -401,3 +401,33 @@ def test_mistyped_memory_dir_setting(world: World) -> None:
     with pytest.raises(ConfigError, match="'autoMemoryDirectory' must be a non-empty string") as e:
         world.load()
     assert str(path) in str(e.value)
+
+
+def test_private_secrets_setting(world: World) -> None:
+    assert world.load().private_secrets == "warn"
+    assert world.load().sources["private_secrets"] == "default"
+    world.write(LEVEL_FILES["user"], {"privateSecrets": "refuse"})
+    assert world.load().private_secrets == "refuse"
+    assert world.load(MEMDIR_PRIVATE_SECRETS="warn").private_secrets == "warn"  # env over user
+    world.write(LEVEL_FILES["policy"], {"privateSecrets": "refuse"})
+    assert world.load(MEMDIR_PRIVATE_SECRETS="warn").private_secrets == "refuse"
+
+
+def test_a_project_may_tighten_private_secrets_but_not_loosen_them(world: World) -> None:
+    world.write(LEVEL_FILES["user"], {"privateSecrets": "refuse"})
+    world.write(LEVEL_FILES["project"], {"privateSecrets": "warn"})
+    s = world.load()
+    assert s.private_secrets == "refuse" and s.sources["private_secrets"].startswith("user ")
+    world.write(LEVEL_FILES["user"], {})
+    world.write(LEVEL_FILES["project"], {"privateSecrets": "refuse"})
+    assert world.load().private_secrets == "refuse"
+
+
+@pytest.mark.parametrize("value", ["ignore", "Refuse", ""])
+def test_bad_private_secrets_value_names_its_source(world: World, value: str) -> None:
+    with pytest.raises(ConfigError, match=r"privateSecrets"):
+        if value:
+            world.load(MEMDIR_PRIVATE_SECRETS=value)
+        else:
+            world.write(LEVEL_FILES["local"], {"privateSecrets": value})
+            world.load()

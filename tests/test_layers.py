@@ -24,6 +24,7 @@ CORE = {
     "transcripts",
     "config",
     "paths",
+    "validity",
 }
 ADAPTERS = {"adapters", "cli", "__main__"}
 

@@ -1,6 +1,6 @@
 """``python -m memdir``: the same entry point as the ``memdir`` console script."""
 
-from memdir.cli.main import run
+from memdir.cli import run
 
 if __name__ == "__main__":
     run()

@@ -84,6 +84,7 @@ class Settings:
     team_sync_url: str | None = None
     team_token: str | None = field(default=None, repr=False)
     team_repo: str | None = None
+    private_secrets: str = "warn"
     sources: Mapping[str, str] = field(default_factory=dict)
     files: tuple[SettingsFile, ...] = ()
     warnings: tuple[str, ...] = ()
@@ -383,7 +384,32 @@ def _features(
     values["extra_guidelines"], sources["extra_guidelines"] = _text(env, guideline_names)
     values["team_token"], sources["team_token"] = _text(env, ["MEMDIR_TEAM_TOKEN"])
     values["team_repo"], sources["team_repo"] = _text(env, ["MEMDIR_TEAM_REPO"])
+    values["private_secrets"], sources["private_secrets"] = _private_secrets(env, layers)
     return values
+
+
+PRIVATE_SECRET_POLICIES = ("warn", "refuse")
+
+
+def _private_secrets(env: Mapping[str, str], layers: _Layers) -> tuple[str, str]:
+    """``privateSecrets``: warn (default) or refuse. A project's own settings file may only
+    tighten it: a cloned repository must not switch off a refusal the user chose."""
+    key, trusted = "privateSecrets", ("user", "local", "flag")
+    picked = (
+        layers.pick(key, str, memdir_key=True, levels=("policy",))
+        or _resolve(env, ["MEMDIR_PRIVATE_SECRETS"], None, None, str)
+        or layers.pick(key, str, memdir_key=True, levels=trusted)
+    )
+    value, source = (str(picked[0]).strip(), picked[1]) if picked else ("warn", "default")
+    project = layers.pick(key, str, memdir_key=True, levels=("project",))
+    if project is not None and str(project[0]).strip() == "refuse":
+        value, source = "refuse", project[1]
+    for candidate, where in ((value, source), *([project] if project else [])):
+        if str(candidate).strip() not in PRIVATE_SECRET_POLICIES:
+            raise ConfigError(
+                f"{where}: privateSecrets must be 'warn' or 'refuse', not {candidate!r}"
+            )
+    return value, source
 
 
 def load_settings(

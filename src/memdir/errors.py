@@ -16,17 +16,22 @@ Callers catch by class, never by message text::
      ├── ConflictError            expected-hash write, but the file changed underneath
      ├── EditError                exact-string edit: old text missing or not unique
      ├── LockHeldError            a lock file is held by someone else (timeout elapsed)
+     ├── DreamError               a dream / daily-log request that cannot run (empty log text...)
      ├── SecretFoundError         content bound for shared memory holds credentials (labels only)
+     │    └── PrivateSecretError  the same in private memory, with ``privateSecrets: refuse``
      ├── ToolDenied               a sandbox policy refused a tool call (told to the model)
      ├── ProviderError            an LLM provider failed (network, auth, refusal, bad output)
      │    ├── ProviderConfigError missing key / unknown model spec / missing extra
      │    ├── ProviderUnavailableError transient: 429, 5xx, overload, timeout, connection (retried)
      │    └── InvalidOutputError  the model's output did not parse or did not match the schema
      ├── MissingExtraError        an optional dependency is not installed (names the extra)
-     └── SyncError                team sync failures
-          ├── SyncAuthError       401/403: no or bad token (permanent)
-          ├── SyncConflictError   412 retries exhausted
-          └── SyncRejectedError   any other 4xx (no such repo, too many entries, bad key; .status)
+     ├── SyncError                team sync failures
+ │    ├── SyncAuthError       401/403: no or bad token (permanent)
+ │    ├── SyncConflictError   412 retries exhausted
+ │    └── SyncRejectedError   any other 4xx (no such repo, too many entries, bad key; .status)
+ ├── HookInputError           a host hook sent JSON memdir cannot use (bad shape, unsafe id)
+ ├── DaemonError              the recall daemon is absent, stale or answered badly (fall back)
+ └── InstallError             a host config file cannot be merged (not a JSON object, ...)
 
 The value of a secret is never put in any exception message.
 """
@@ -101,6 +106,10 @@ class LockHeldError(MemdirError):
     """A lock is held by another holder and could not be taken in time."""
 
 
+class DreamError(MemdirError):
+    """A consolidation or daily-log request that cannot be carried out as asked."""
+
+
 class SecretFoundError(MemdirError):
     """Content bound for shared (team) memory contains credentials.
 
@@ -114,6 +123,18 @@ class SecretFoundError(MemdirError):
         super().__init__(
             f"refusing to write{where}: content contains potential secrets "
             f"({', '.join(self.labels)}); team memory is shared, remove them first"
+        )
+
+
+class PrivateSecretError(SecretFoundError):
+    """Content bound for *private* memory holds credentials and the setting says refuse."""
+
+    def __init__(self, labels: Sequence[str], *, path: str | None = None):
+        super().__init__(labels, path=path)
+        where = f" in {path}" if path else ""
+        self.args = (
+            f"refusing to write{where}: content contains potential secrets "
+            f"({', '.join(self.labels)}); the privateSecrets setting is 'refuse'",
         )
 
 
@@ -190,6 +211,7 @@ __all__ = [
     "CompactionError",
     "ConfigError",
     "ConflictError",
+    "DreamError",
     "EditError",
     "FrontmatterError",
     "InvalidOutputError",
@@ -200,6 +222,7 @@ __all__ = [
     "MemoryNotFoundError",
     "MissingExtraError",
     "PathTraversalError",
+    "PrivateSecretError",
     "PromptTooLongError",
     "ProviderConfigError",
     "ProviderError",
@@ -214,3 +237,15 @@ __all__ = [
     "UnreadableFileError",
     "UnsafePathError",
 ]
+
+
+class HookInputError(MemdirError):
+    """The JSON a host passed to ``memdir hook <event>`` is unusable."""
+
+
+class DaemonError(MemdirError):
+    """The recall daemon could not answer; callers fall back to in-process recall."""
+
+
+class InstallError(MemdirError):
+    """A host's settings or MCP config file cannot be merged safely."""

@@ -15,6 +15,7 @@ MEMORY.md that links out of the memory dir is never read (it counts as empty, wi
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import os
 import re
@@ -26,6 +27,7 @@ from memdir.atomic import atomic_write
 from memdir.errors import UnsafePathError
 from memdir.frontmatter import parse
 from memdir.pathsafe import open_inside, resolve_inside
+from memdir.validity import validity_of
 
 _log = logging.getLogger("memdir")
 
@@ -243,7 +245,10 @@ def upsert_file_entry(root: Path, rel: str, text: str) -> None:
     title = str(meta.get("name") or Path(rel).stem)
     hook = str(meta.get("description") or "")
     current = read_entrypoint(root, index_rel)
-    updated = upsert_entry(current, link, entry_line(title, link, hook))
+    if validity_of(meta).is_current(dt.date.today()):
+        updated = upsert_entry(current, link, entry_line(title, link, hook))
+    else:  # retired, superseded or expired: kept on disk, left out of the index
+        updated = remove_entry(current, link) if link in entries(current) else current
     if updated != current:
         atomic_write(root / index_rel, updated)
 

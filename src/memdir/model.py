@@ -79,6 +79,9 @@ class MemoryHeader:
     description: str | None
     type: str | None
     name: str | None = None
+    # validity frontmatter (expires, superseded_by, retired, retired_reason) as sorted pairs;
+    # see memdir.validity. Empty for the vast majority of memories.
+    validity: tuple[tuple[str, str], ...] = ()
 
     @property
     def mtime_ms(self) -> int:

@@ -32,11 +32,12 @@ from memdir.frontmatter import parse_header_lines
 from memdir.index import ENTRYPOINT_NAME
 from memdir.model import MemoryHeader
 from memdir.pathsafe import is_within, open_inside
+from memdir.validity import VALIDITY_KEYS, validity_meta
 
 MAX_MEMORY_FILES = 200
 FRONTMATTER_MAX_LINES = 30
 _MAX_LINE_CHARS = 8_192
-_CACHE_VERSION = 2
+_CACHE_VERSION = 3  # 3: headers keep the validity keys (memdir.validity)
 _DATE_KEYS = ("created", "updated")
 
 
@@ -150,6 +151,7 @@ def _header(root: Path, rel: str, mtime: float, meta: dict[str, Any]) -> MemoryH
         description=text("description"),
         type=text("type"),
         name=text("name"),
+        validity=tuple(sorted(validity_meta(meta).items())),
     )
 
 
@@ -294,7 +296,7 @@ def header_meta(lines: list[str], source: Path) -> tuple[dict[str, str], list[tu
         value = parsed.get(key)
         if value is not None and not _is_date(value):
             notes.append(("bad-value", f"{key}: {str(value)[:40]!r} is not an ISO date"))
-    keep = ("description", "type", "name")
+    keep = ("description", "type", "name", *VALIDITY_KEYS)
     meta = {k: str(parsed[k]) for k in keep if parsed.get(k) is not None}
     return meta, notes
 

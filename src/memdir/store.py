@@ -51,6 +51,7 @@ from memdir.model import Memory, MemoryHeader, MemoryType
 from memdir.pathsafe import check_relative, relative_to_root, resolve_inside
 from memdir.recovery import StoreLock, WriteIntent, remove_stale_temp_files
 from memdir.scan import HeaderCache, ScanResult, scan_headers
+from memdir.validity import current_only
 
 WriteGuard = Callable[[str, str], None]
 LOCK_NAME = ".memdir.lock"
@@ -339,7 +340,7 @@ class MemoryStore:
 
     def rebuild_index(self) -> builtins.list[str]:
         """Regenerate entry lines from frontmatter; keep hand-written non-entry lines."""
-        headers = sorted(self.scan().headers, key=lambda h: h.filename)
+        headers = sorted(current_only(self.scan().headers), key=lambda h: h.filename)
         entries = [(h.filename, h.name or Path(h.filename).stem, h.description) for h in headers]
         with self.lock():
             remove_stale_temp_files(self.root)

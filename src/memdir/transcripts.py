@@ -185,12 +185,13 @@ class Transcript:
         message_id: str | None = None,
         usage: Mapping[str, int] | None = None,
         stop_reason: str | None = "end_turn",
+        uuid: str | None = None,
     ) -> Entry:
         """An assistant turn; content blocks may include ``tool_use`` blocks."""
         blocks = [text_block(content)] if isinstance(content, str) else _content(content)
-        entry = self._envelope("assistant")
+        entry = self._envelope("assistant", uuid=uuid)
         entry["message"] = {
-            "id": message_id or f"msg_{uuid.uuid4().hex[:24]}",
+            "id": message_id or f"msg_{new_uuid().replace('-', '')[:24]}",
             "type": "message",
             "role": "assistant",
             "model": model,

@@ -320,6 +320,33 @@ async def test_delete_and_rename(server: MCPServer, store: MemoryStore) -> None:
         assert "not found" in await fail(client, "memory_delete", path="tests.md")
 
 
+async def test_private_credentials_are_saved_with_a_warning(tmp_path: Path) -> None:
+    """Regression (#8 item 11): a credential in private memory was accepted silently."""
+    from memdir.team.guard import write_guards
+
+    root = tmp_path / "mem"
+    key = "AKIA" + "ZQ4HN7XKT2MB6RWC"  # joined at run time: no key-shaped literal here
+    server = build_server(MemoryStore(root, guards=write_guards(root)), selector=KeywordSelector())
+    async with Client(server) as client:
+        saved = await call(
+            client, "memory_save", name="AWS", description="d", type="reference", body=key
+        )
+        assert saved["path"] == "aws.md" and (root / "aws.md").is_file()
+        (warning,) = saved["warnings"]
+        assert warning.startswith("aws.md holds what looks like a credential (AWS access key)")
+        edited = await call(
+            client, "memory_edit", path="aws.md", old_string=key, new_string="rotated"
+        )
+        assert "warnings" not in edited  # the credential is gone
+        moved = await call(client, "memory_rename", old_path="aws.md", new_path="cloud.md")
+        assert "warnings" not in moved
+        text = await fail(
+            client, "memory_save", name="T", description="d", type="reference", body=key,
+            path="team/aws.md",
+        )  # fmt: skip
+        assert "refused" in text and "AWS access key" in text and key not in text
+
+
 async def test_index_truncation_warning(server: MCPServer, store: MemoryStore) -> None:
     async with Client(server) as client:
         store.root.mkdir(parents=True, exist_ok=True)

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memdir.adapters.memory_commands import MemoryCommands
-from memdir.adapters.memory_tool import MemdirAsyncMemoryTool, MemdirMemoryTool
+from memdir.adapters.memory_tool import MemdirAsyncMemoryTool, MemdirMemoryTool, guarded_store
 from memdir.errors import SecretFoundError, UnsafePathError
 from memdir.store import MemoryStore
 
@@ -386,20 +386,44 @@ def test_concurrent_inserts_lose_no_line(tmp_path: Path) -> None:
     assert sorted(lines) == sorted(f"w{n}-{i}" for n in range(4) for i in range(15))
 
 
+AWS_KEY = "AKIA" + "ZQ4HN7XKT2MB6RWC"  # joined at run time: no key-shaped literal here
+
+
 @pytest.mark.parametrize("tool_cls", [MemdirMemoryTool, MemdirAsyncMemoryTool])
-async def test_for_dir_installs_the_team_secret_guard(tmp_path: Path, tool_cls: type) -> None:
+async def test_for_dir_installs_the_credential_guards(tmp_path: Path, tool_cls: type) -> None:
     tool = tool_cls.for_dir(tmp_path / "mem")
-    leak = _create("/memories/team/aws.md", "key AKIAQ3JZ7WL2XK5RV4NM\n")
-    private = _create("/memories/aws.md", "key AKIAQ3JZ7WL2XK5RV4NM\n")
+    leak = _create("/memories/team/aws.md", f"key {AWS_KEY}\n")
+    private = _create("/memories/aws.md", f"key {AWS_KEY}\n")
     with pytest.raises(ToolError) as info:
         result = tool.call(leak)
         if tool_cls is MemdirAsyncMemoryTool:
             await result
     assert "potential secrets (AWS access key)" in str(info.value.content)
     assert not (tmp_path / "mem" / "team" / "aws.md").exists()
-    done = tool.call(private)  # private memory is the user's own: not scanned
+    # Private memory is the user's own: written, but the model is told what it stored (#8 item
+    # 11: this used to pass silently). The note names the rule, never the value.
+    done = tool.call(private)
     text = await done if tool_cls is MemdirAsyncMemoryTool else done
-    assert text == "File created successfully at: /memories/aws.md"
+    first, note = text.split("\n", 1)
+    assert first == "File created successfully at: /memories/aws.md"
+    assert note.startswith("Note: aws.md holds what looks like a credential (AWS access key)")
+    assert AWS_KEY not in text and AWS_KEY[4:] not in text
+    assert (tmp_path / "mem" / "aws.md").read_text() == f"key {AWS_KEY}\n"
+    plain = tool.call(_create("/memories/plain.md", "AKIA" + "IOSFODNN7EXAMPLE\n"))
+    plain_text = await plain if tool_cls is MemdirAsyncMemoryTool else plain
+    assert plain_text == "File created successfully at: /memories/plain.md"  # a placeholder
+
+
+@pytest.mark.parametrize("tool_cls", [MemdirMemoryTool, MemdirAsyncMemoryTool])
+async def test_private_refuse_setting_keeps_credentials_out(tmp_path: Path, tool_cls: type) -> None:
+    tool = tool_cls(guarded_store(tmp_path / "mem", private_secrets="refuse"))
+    with pytest.raises(ToolError) as info:
+        result = tool.call(_create("/memories/aws.md", f"key {AWS_KEY}\n"))
+        if tool_cls is MemdirAsyncMemoryTool:
+            await result
+    assert "privateSecrets setting is 'refuse'" in str(info.value.content)
+    assert AWS_KEY not in str(info.value.content)
+    assert not (tmp_path / "mem" / "aws.md").exists()
 
 
 def test_to_dict_is_the_builtin_memory_tool(tmp_path: Path) -> None:

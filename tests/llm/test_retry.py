@@ -145,3 +145,26 @@ async def test_cancellation_is_not_retried() -> None:
     with pytest.raises(asyncio.CancelledError):
         await task
     assert inner.calls == 1
+
+
+@pytest.mark.parametrize(
+    ("status", "detail", "gap"),
+    [
+        (400, "prompt is too long: 215000 tokens > 200000 maximum", 15000),
+        (
+            400,
+            "This model's maximum context length is 8192 tokens. However, your messages "
+            "resulted in 9000 tokens.",
+            808,
+        ),
+        (413, "request exceeds the context window", None),
+    ],
+)
+def test_prompt_too_long_is_its_own_error_with_the_gap(
+    status: int, detail: str, gap: int | None
+) -> None:
+    from memdir.errors import PromptTooLongError
+
+    error = status_error("X", status, detail)
+    assert isinstance(error, PromptTooLongError) and error.gap_tokens == gap
+    assert not isinstance(status_error("X", 400, "bad request"), PromptTooLongError)

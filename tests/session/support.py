@@ -93,3 +93,19 @@ def coding_session(path: Path) -> Transcript:
     t.user("Great. Now update the README with the new discount parameter.")
     _reply(t, [{"type": "text", "text": "Which section of the README should it go in?"}])
     return t
+
+
+def long_session(path: Path, turns: int = 60, chars: int = 3000) -> Transcript:
+    """Many request → read → edit → answer turns; about ``turns * chars / 2`` tokens."""
+    t = Transcript(path, SID, "/work/shop")
+    for i in range(turns):
+        t.user(f"Please refactor module_{i}.py to use the new config loader.")
+        _tool(t, "Read", {"file_path": f"/work/shop/src/module_{i}.py"}, "x" * chars)
+        _tool(
+            t,
+            "Edit",
+            {"file_path": f"/work/shop/src/module_{i}.py", "old_string": "a", "new_string": "b"},
+            "ok",
+        )
+        _reply(t, [{"type": "text", "text": f"Refactored module_{i}.py. " + "y" * chars}])
+    return t

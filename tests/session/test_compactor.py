@@ -189,3 +189,36 @@ def test_any_rung_leaves_a_valid_conversation(
         assert result.report.rung in ("session_memory", "full")
         _check(result.messages, msgs)
         assert not any(m.is_boundary for m in result.messages[1:])
+
+
+async def test_notes_see_tool_results_before_microcompact_clears_them(tmp_path: Path) -> None:
+    use = {"type": "tool_use", "id": "tb", "name": "Bash", "input": {"command": "pytest"}}
+    failing = "Traceback (most recent call last):\nE   ZeroDivisionError: division by zero in avg()"
+    msgs = [
+        ChatMessage.user("run the tests"),
+        ChatMessage.assistant([use]),
+        ChatMessage.user(
+            [{"type": "tool_result", "tool_use_id": "tb", "content": failing, "is_error": True}]
+        ),
+        *_long(),
+    ]
+    result = await Compactor(session_memory=_memory(tmp_path)).maybe_compact(msgs, 40_000)
+    assert result.report.rung == "session_memory" and result.report.cleared_results > 0
+    assert "ZeroDivisionError: division by zero in avg()" in result.messages[1].text
+
+
+async def test_empty_conversation_is_left_alone(tmp_path: Path) -> None:
+    provider = ScriptedProvider()
+    compactor = Compactor(session_memory=_memory(tmp_path), provider=provider)
+    for msgs in ([], [ChatMessage.boundary(pre_tokens=1)]):
+        result = await compactor.maybe_compact(msgs, 40_000, force=True)
+        assert result.report.rung == "none" and result.messages == msgs
+    assert provider.calls == 0 and compactor.failures == 0
+
+
+async def test_a_notes_path_that_is_a_directory_never_raises(tmp_path: Path) -> None:
+    mem = _memory(tmp_path)
+    mem.path.mkdir(parents=True)
+    result = await Compactor(session_memory=mem).maybe_compact(_long(), 40_000)
+    assert result.report.rung == "failed" and result.report.fallback_reason == "no notes file"
+    assert any("notes update failed" in n for n in result.report.notes)

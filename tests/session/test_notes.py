@@ -101,3 +101,14 @@ def test_section_budget_cuts_longest_first_at_line_boundaries() -> None:
     work = bodies[SECTION_NAMES.index("Worklog")]
     assert learn == "short" and work.endswith(TRUNCATED_MARK)
     assert all(line.startswith("line ") for line in work.splitlines()[:-1])
+
+
+def test_unreadable_notes_read_as_absent(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from memdir.session.notes import read_notes
+
+    (tmp_path / "summary.md").mkdir()
+    with caplog.at_level(logging.WARNING):
+        assert read_notes(tmp_path / "summary.md") is None
+    assert "unreadable" in caplog.text
+    (tmp_path / "bin.md").write_bytes(b"# Session Title\n\xff\xfe")
+    assert read_notes(tmp_path / "bin.md") == "# Session Title\n\ufffd\ufffd"

@@ -98,3 +98,21 @@ def test_caps_hold_on_a_huge_session(tmp_path: Path) -> None:
 def test_empty_conversation_changes_nothing(tmp_path: Path) -> None:
     text = OfflineUpdater().render(builtin_template(), [], builtin_template())
     assert text.strip() == builtin_template().strip()
+
+
+def test_over_the_cap_requests_outlive_chatter() -> None:
+    msgs: list[ChatMessage] = []
+    for i in range(150):
+        msgs.append(ChatMessage.user(f"ok continue {i}"))
+        msgs.append(ChatMessage.user(f"What does helper number {i} return exactly here?"))
+        if i % 5 == 0:
+            msgs.append(ChatMessage.user(f"Please add feature number {i} to the service."))
+        if i % 25 == 0:
+            msgs.append(ChatMessage.user(f"No, use library{i} instead of the old one."))
+    text = OfflineUpdater(section_tokens=1000).render(builtin_template(), msgs, builtin_template())
+    spec = parse_notes(text).body("Task specification")
+    assert len(spec) <= 4000
+    assert all(f"Please add feature number {i} to" in spec for i in range(0, 150, 5))
+    assert all(f"use library{i} instead" in spec for i in range(0, 150, 25))
+    assert "ok continue" not in spec
+    assert spec.startswith("- (") and "earlier lines condensed away" in spec.splitlines()[0]

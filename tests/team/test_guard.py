@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+import logging
 import random
 from pathlib import Path
 
 import pytest
 
-from memdir.errors import SecretFoundError
+from memdir.errors import PrivateSecretError, SecretFoundError
 from memdir.store import MemoryStore
-from memdir.team.guard import check_team_write, is_team_path, team_secret_guard
+from memdir.team.guard import (
+    check_team_write,
+    collect_credential_notes,
+    is_team_path,
+    private_credential_note,
+    private_secret_guard,
+    team_secret_guard,
+    write_guards,
+)
 from memdir.team.secrets import RULES_BY_ID
 from tests.team.samples import SPECS
 
@@ -142,3 +151,54 @@ def test_documentation_examples_may_go_into_team_memory(tmp_path: Path, aws_key:
         store.create("Leak", "a real-looking key", "reference", f"key {aws_key}\n",
                      rel="team/leak.md")  # fmt: skip
     assert not (tmp_path / "team" / "leak.md").exists()
+
+
+# -- private memory (#8 item 11) ---------------------------------------------------------------
+def test_private_credentials_are_written_with_a_warning(
+    tmp_path: Path, aws_key: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Regression: the guard covered team/ only, so this write passed silently."""
+    store = MemoryStore(tmp_path, guards=write_guards(tmp_path))
+    with caplog.at_level(logging.WARNING, logger="memdir"), collect_credential_notes() as notes:
+        store.create("AWS", "the prod account", "reference", f"key: {aws_key}\n", rel="aws.md")
+    assert (tmp_path / "aws.md").read_text().endswith(f"key: {aws_key}\n")
+    assert notes == [private_credential_note("aws.md", [AWS_LABEL])]
+    assert [r.getMessage() for r in caplog.records] == notes
+    assert aws_key not in caplog.text and aws_key[4:] not in notes[0]
+
+
+def test_notes_are_per_block_and_quiet_for_clean_or_placeholder_text(
+    tmp_path: Path, aws_key: str
+) -> None:
+    store = MemoryStore(tmp_path, guards=write_guards(tmp_path))
+    with collect_credential_notes() as outer:
+        store.create("Doc", "how-to", "reference", "AKIA" + "IOSFODNN7EXAMPLE\n", rel="doc.md")
+        store.create("Plain", "nothing", "user", "just words\n", rel="plain.md")
+        with collect_credential_notes() as inner:
+            store.write_text("k.md", aws_key)
+    assert outer == [] and len(inner) == 1
+    store.write_text("k2.md", aws_key)  # no block open: logged only, nothing to collect
+
+
+def test_refuse_policy_writes_nothing(tmp_path: Path, aws_key: str) -> None:
+    store = MemoryStore(tmp_path, guards=write_guards(tmp_path, private_secrets="refuse"))
+    store.create("Plain", "nothing", "user", "just words\n", rel="plain.md")
+    index = (tmp_path / "MEMORY.md").read_text()
+    with pytest.raises(PrivateSecretError) as info:
+        store.create("AWS", "prod", "reference", f"key: {aws_key}\n", rel="aws.md")
+    assert isinstance(info.value, SecretFoundError) and info.value.labels == [AWS_LABEL]
+    assert aws_key not in str(info.value)
+    assert not (tmp_path / "aws.md").exists()
+    assert (tmp_path / "MEMORY.md").read_text() == index
+    with pytest.raises(PrivateSecretError):
+        store.edit("plain.md", "just words", aws_key)
+    assert (tmp_path / "plain.md").read_text().endswith("just words\n")
+
+
+def test_team_writes_are_refused_once_not_also_warned(tmp_path: Path, aws_key: str) -> None:
+    store = MemoryStore(tmp_path, guards=write_guards(tmp_path))
+    with collect_credential_notes() as notes, pytest.raises(SecretFoundError) as info:
+        store.write_text("team/aws.md", aws_key)
+    assert not isinstance(info.value, PrivateSecretError) and notes == []
+    with pytest.raises(ValueError):
+        private_secret_guard("ignore")

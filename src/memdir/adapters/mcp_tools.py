@@ -30,6 +30,7 @@ from memdir.recall.base import MAX_SELECTED, Selector
 from memdir.recall.engine import MemoryRecall
 from memdir.recall.surface import RelevantMemory, surface
 from memdir.store import MemoryStore, slugify
+from memdir.team.guard import with_credential_notes
 
 SelectorFactory = Callable[[], Selector]
 LIST_LIMIT = 200
@@ -159,6 +160,7 @@ class MemoryTools:
         }
 
     # -- writing ---------------------------------------------------------------------------
+    @with_credential_notes
     def save(
         self,
         name: str,
@@ -193,6 +195,7 @@ class MemoryTools:
             )
         return {"path": created.path, "created": not existed}
 
+    @with_credential_notes
     def edit(
         self, path: str, old_string: str, new_string: str, replace_all: bool = False
     ) -> dict[str, Any]:
@@ -204,6 +207,7 @@ class MemoryTools:
         self._refuse_index(path)
         return {"path": self.store.delete(path)}
 
+    @with_credential_notes
     def rename(self, old_path: str, new_path: str) -> dict[str, Any]:
         self._refuse_index(old_path)
         self._refuse_index(new_path)

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from memdir.adapters.memory_commands import MemoryCommands
 from memdir.errors import MemdirError, MissingExtraError
 from memdir.store import MemoryStore
-from memdir.team.guard import team_secret_guard
+from memdir.team.guard import collect_credential_notes, write_guards
 
 try:
     from anthropic.lib.tools import ToolError
@@ -41,16 +41,24 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 T = TypeVar("T")
 
 
-def guarded_store(root: Path) -> MemoryStore:
-    """A store for ``root`` with the team secret guard installed: what a model should write to."""
+def guarded_store(root: Path, *, private_secrets: str = "warn") -> MemoryStore:
+    """A store for ``root`` with the credential guards installed: what a model should write to.
+
+    Credentials are refused in ``team/``; in private memory they are noted in the command's
+    result (``private_secrets="refuse"`` refuses them there too).
+    """
     root = Path(root).expanduser()
-    return MemoryStore(root, guards=[team_secret_guard(root=root)])
+    return MemoryStore(root, guards=write_guards(root, private_secrets=private_secrets))
 
 
 def _as_tool_error(fn: Callable[[], T]) -> T:
     """Run one command; turn our errors into the SDK's ``ToolError`` (the one mapping point)."""
     try:
-        return fn()
+        with collect_credential_notes() as notes:
+            result = fn()
+        if notes and isinstance(result, str):  # the model should know what it just stored
+            return cast(T, result + "".join(f"\nNote: {n}" for n in dict.fromkeys(notes)))
+        return result
     except MemdirError as exc:
         raise ToolError(_printable(str(exc))) from exc
     except OSError as exc:

@@ -11,11 +11,14 @@ import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memdir.cli.output import Output
 from memdir.config import Settings, load_settings
 from memdir.paths import ResolvedPaths, resolve_paths
-from memdir.store import MemoryStore
+
+if TYPE_CHECKING:  # imported in store(): hook commands on the per-prompt path never need it
+    from memdir.store import MemoryStore
 
 
 @dataclass
@@ -45,11 +48,12 @@ class CliContext:
         return self.paths.memory_dir
 
     def store(self) -> MemoryStore:
-        """The store for the resolved memory dir, with the team secret guard installed."""
-        from memdir.team.guard import team_secret_guard
+        """The store for the resolved memory dir, with the credential guards installed."""
+        from memdir.store import MemoryStore
+        from memdir.team.guard import write_guards
 
         return MemoryStore(
             self.memory_dir,
-            guards=[team_secret_guard(root=self.memory_dir)],
+            guards=write_guards(self.memory_dir, private_secrets=self.settings.private_secrets),
             header_cache=self.paths.cache_dir / "headers.json",
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import sys
 import time
 from typing import Any
@@ -274,15 +275,18 @@ def cmd_doctor(ctx: CliContext) -> int:
     for issue in [*result.errors, *result.notes]:
         problems.append({"kind": issue.kind, "path": str(issue.path), "detail": issue.reason})
     for h in result.headers:
-        if not h.description:
+        if not h.description and not h.filename.startswith("logs/"):  # daily logs: no frontmatter
             problems.append({"kind": "no-description", "path": h.filename, "detail": ""})
         if h.type is None and not h.filename.startswith("logs/"):
             problems.append({"kind": "no-type", "path": h.filename, "detail": ""})
         elif h.type is not None and h.type not in MEMORY_TYPES:
             problems.append({"kind": "unknown-type", "path": h.filename, "detail": h.type})
+    inactive = _inactive(result.headers)
     for r in _report_dicts(ctx):
         for key in ("dead_links", "unindexed", "duplicates"):
             for item in r[key]:
+                if key == "unindexed" and _in_scope(r["index"], str(item)) in inactive:
+                    continue  # retired memories are left out of the index on purpose
                 problems.append({"kind": f"index-{key}", "path": r["index"], "detail": str(item)})
         if r["over_limit"]:
             problems.append(
@@ -296,31 +300,40 @@ def cmd_doctor(ctx: CliContext) -> int:
         "memories": result.total,
         "index_lines": loaded.line_count if index_text else 0,
         "problems": problems,
+        "inactive": [{"path": k, "status": v[0], "reason": v[1]} for k, v in inactive.items()],
     }
     if ctx.args.fix is not None:
         summary["fixed"] = fixed
     text = [f"memory dir: {store.root}", f"memories:   {result.total}"]
     text += [f"{'fixed' if f['ok'] else 'not fixed':22} {f['path']}  {f['action']}" for f in fixed]
     text += [f"{p['kind']:22} {p['path']}  {p['detail']}".rstrip() for p in problems]
+    text += [f"{status:22} {path}  {why}" for path, (status, why) in inactive.items()]
     text.append("no problems found" if not problems else f"{len(problems)} problem(s)")
     ctx.out.data(summary, "\n".join(text))
     return 1 if problems else 0
 
 
+def _inactive(headers: list[Any]) -> dict[str, tuple[str, str]]:
+    """Expired, superseded and retired memories (not problems: listed so nothing hides)."""
+    from memdir.validity import header_validity
+
+    today = dt.date.today()
+    out: dict[str, tuple[str, str]] = {}
+    for h in headers:
+        if h.validity:
+            v = header_validity(h)
+            if not v.is_current(today):
+                out[h.filename] = (v.status(today), v.reason(today))
+    return out
+
+
+def _in_scope(index_rel: str, link: str) -> str:
+    return link if index_rel == "MEMORY.md" else index_rel.rsplit("/", 1)[0] + "/" + link
+
+
 def _secret_problems(ctx: CliContext) -> list[dict[str, str]]:
     """Credentials in any memory (labels and lines only, never values)."""
-    try:
-        from memdir.team.secrets import scan_file
-    except ImportError:  # pragma: no cover - the scanner ships with the core package
-        return []
-    problems = []
-    for h in ctx.store().scan(limit=None).headers:
-        for finding in scan_file(h.path):
-            problems.append(
-                {
-                    "kind": "secret",
-                    "path": h.filename,
-                    "detail": f"line {finding.line}: {finding.label}",
-                }
-            )
-    return problems
+    from memdir.team.credential_report import credential_problems
+
+    headers = ctx.store().scan(limit=None).headers
+    return credential_problems((h.filename, h.path) for h in headers)

@@ -7,6 +7,7 @@ or any :class:`~memdir.errors.MemdirError`.
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import os
 import sys
@@ -14,26 +15,60 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from memdir.cli import (
-    core_cmds,
-    demo_cmd,
-    extract_cmd,
-    mcp_cmd,
-    recall_cmd,
-    secrets_cmd,
-    team_cmd,
-)
 from memdir.cli.context import CliContext
 from memdir.cli.output import Output
 from memdir.errors import MemdirError
 
 Handler = Callable[[CliContext], int]
 
-# Each command-group module exposes ``register(subparsers)`` and sets ``handler`` defaults.
-_GROUPS = [core_cmds, recall_cmd, extract_cmd, mcp_cmd, secrets_cmd, team_cmd, demo_cmd]
+# Command groups: a module under ``memdir.cli`` exposing ``register(subparsers)`` (which sets
+# ``handler`` defaults), listed with the command words it registers. Only the group owning the
+# command being run is imported — hooks start a process on every prompt and must not load recall,
+# team sync or the LLM layer to parse their arguments. ``--help`` or an unknown word loads all.
+# tests/cli/test_main.py checks that each group registers exactly the words listed here.
+_GROUPS: dict[str, tuple[str, ...]] = {
+    "core_cmds": (
+        *("where", "init", "list", "show", "add", "write", "edit", "rm", "mv"),
+        *("index", "manifest", "prompt", "doctor"),
+    ),
+    "recall_cmd": ("recall",),
+    "extract_cmd": ("extract",),
+    "mcp_cmd": ("mcp",),
+    "secrets_cmd": ("secrets",),
+    "team_cmd": ("team",),
+    "demo_cmd": ("demo",),
+    "session_cmd": ("compact", "session"),
+    "dream_cmd": ("dream", "log", "retire"),
+    "agent_cmd": ("agent",),
+    "chat_cmd": ("chat",),
+    "hook_cmd": ("hook",),
+    "install_cmd": ("install", "uninstall"),
+}
+_GLOBAL_OPTIONS_WITH_VALUE = frozenset({"--dir", "--settings"})
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_word(argv: Sequence[str]) -> str | None:
+    """The sub-command word in ``argv`` (the first argument that is not a global option)."""
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in _GLOBAL_OPTIONS_WITH_VALUE:
+            skip = True
+        elif not arg.startswith("-"):
+            return arg
+        elif arg == "--":
+            return None
+    return None
+
+
+def _groups_for(word: str | None) -> list[str]:
+    owners = [name for name, words in _GROUPS.items() if word in words]
+    return owners or list(_GROUPS)
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser; with ``command`` only that command's group is imported and registered."""
     parser = argparse.ArgumentParser(
         prog="memdir", description="Durable, file-based memory for LLM agents."
     )
@@ -48,8 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
     fmt.add_argument("--json", dest="json_mode", action="store_true", default=None)
     fmt.add_argument("--text", dest="json_mode", action="store_false")
     sub = parser.add_subparsers(dest="command", metavar="<command>")
-    for group in _GROUPS:
-        group.register(sub)
+    for name in _groups_for(command):
+        importlib.import_module(f"memdir.cli.{name}").register(sub)
     return parser
 
 
@@ -62,15 +97,15 @@ def main(
     stderr: TextIO | None = None,
 ) -> int:
     out_stream = stdout if stdout is not None else sys.stdout
-    parser = build_parser()
-    argv = list(argv) if argv is not None else sys.argv[1:]
-    bad = _not_utf8(argv)
+    arguments = list(argv) if argv is not None else sys.argv[1:]
+    bad = _not_utf8(arguments)
     if bad is not None:
         err = stderr if stderr is not None else sys.stderr
         err.write(f"memdir: error: argument {bad} is not valid UTF-8 text\n")
         return 2
+    parser = build_parser(command_word(arguments))
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(arguments)
     except SystemExit as exc:  # argparse already printed the usage error
         return int(exc.code or 0) if isinstance(exc.code, int) else 2
     json_mode = args.json_mode if args.json_mode is not None else not out_stream.isatty()

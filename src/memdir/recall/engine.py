@@ -21,6 +21,7 @@ from memdir.recall.base import MAX_SELECTED, Selector
 from memdir.recall.session import RecallSession
 from memdir.recall.surface import Attachment, RelevantMemory, surface
 from memdir.scan import HeaderCache, scan_headers
+from memdir.validity import current_only
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +67,7 @@ class MemoryRecall:
         """Every memory not yet seen this session, capped for selectors that need a cap."""
         cache = HeaderCache(self.header_cache) if self.header_cache else None
         headers = scan_headers(self.memory_dir, limit=None, cache=cache).headers
+        headers = current_only(headers)  # expired, superseded, retired: never surfaced
         if session is not None:
             headers = [h for h in headers if not session.seen(h.path)]
         cap = self.manifest_cap

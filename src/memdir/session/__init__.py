@@ -5,8 +5,10 @@ file is kept by :class:`SessionMemory` with an offline or an LLM updater; the :c
 runs the ladder (microcompact → session-memory compaction → full summarising compaction).
 """
 
+from memdir.session.compactor import Compactor, CompactReport, CompactResult
 from memdir.session.convert import append_compaction, load_transcript, messages_from_entries
 from memdir.session.keep import KeepConfig, messages_to_keep_index, preserve_invariants
+from memdir.session.llm_updater import LLMUpdater
 from memdir.session.memory import (
     NotesUpdater,
     SessionMemory,
@@ -14,17 +16,24 @@ from memdir.session.memory import (
     UpdateOutcome,
 )
 from memdir.session.messages import ChatMessage, api_shape_problems, repair, to_api
+from memdir.session.microcompact import microcompact
 from memdir.session.notes import builtin_template, load_template, structure_problems
 from memdir.session.offline import (
     OfflineUpdater,
     aupdate_notes_from_transcript,
     update_notes_from_transcript,
 )
+from memdir.session.sm_compact import Compaction, session_memory_compact
 from memdir.session.tokens import Window, estimate_tokens, message_tokens
 
 __all__ = [
     "ChatMessage",
+    "CompactReport",
+    "CompactResult",
+    "Compaction",
+    "Compactor",
     "KeepConfig",
+    "LLMUpdater",
     "NotesUpdater",
     "OfflineUpdater",
     "SessionMemory",
@@ -41,8 +50,10 @@ __all__ = [
     "message_tokens",
     "messages_from_entries",
     "messages_to_keep_index",
+    "microcompact",
     "preserve_invariants",
     "repair",
+    "session_memory_compact",
     "structure_problems",
     "to_api",
     "update_notes_from_transcript",

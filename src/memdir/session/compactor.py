@@ -132,12 +132,17 @@ class Compactor:
                 )
         if not force and not window.over(tokens):
             return self._done(current, report, started)
+        if not any(m.role in ("user", "assistant") for m in current):
+            report.notes.append("nothing to compact: the conversation is empty")
+            return self._done(current, report, started)
         if self.breaker_open and not force:
             report.rung = "breaker_open" if not report.cleared_results else report.rung
             report.error = f"autocompaction stopped after {self.failures} consecutive failures"
             return self._done(current, report, started)
         try:
-            compaction = await self._autocompact(current, window, report, force=force)
+            compaction = await self._autocompact(
+                current, window, report, force=force, original=messages
+            )
         except CompactionError as exc:
             self.failures += 1
             report.rung, report.error = "failed", str(exc)
@@ -154,7 +159,13 @@ class Compactor:
         return self._done(compaction.messages, report, started)
 
     async def _autocompact(
-        self, messages: list[ChatMessage], window: Window, report: CompactReport, *, force: bool
+        self,
+        messages: list[ChatMessage],
+        window: Window,
+        report: CompactReport,
+        *,
+        force: bool,
+        original: Sequence[ChatMessage],
     ) -> Compaction:
         trigger = "manual" if force else "auto"
         transcript_path = self.transcript.path if self.transcript else None
@@ -162,7 +173,7 @@ class Compactor:
         if sm is not None:
             if sm.updater.cursor_at_end:  # offline notes are cheap: bring them fully up to date
                 await sm.wait_for_update()
-                outcome = await sm.update_now(messages)
+                outcome = await sm.update_now(original)  # before microcompact cleared results
                 if not outcome.ok:
                     report.notes.append(f"notes update failed: {outcome.error}")
             elif not await sm.wait_for_update():

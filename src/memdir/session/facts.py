@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memdir.session.messages import ChatMessage, result_text
+from memdir.session.microcompact import CLEARED
 
 READ_TOOLS = frozenset({"Read", "read_file", "view", "NotebookRead"})
 EDIT_TOOLS = frozenset(
@@ -38,6 +39,7 @@ _ERROR_LINE = re.compile(
     r"\b[A-Z]\w*(?:Error|Exception)\b|\berror(?:\[\w+\])?:|\bfatal:|\bpanic:|"
     r"command not found|No such file or directory|Permission denied"
 )
+_EXCEPTION_LINE = re.compile(r"\b[A-Z][\w.]*(?:Error|Exception)\b:\s*\S")
 _WEAK_ERROR_LINE = re.compile(r"\bFAILED\b|\b\d+ failed\b|exit code [1-9]|\berror\b", re.I)
 _RESULT_LINE = re.compile(
     r"\b\d+ (?:passed|failed|errors?)\b|\bcoverage\b.*\d+%|^\[\w[\w/.-]* [0-9a-f]{7,}\]|"
@@ -108,6 +110,84 @@ def one_line(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: max(0, limit - 1)].rstrip() + "…"
 
 
+_CUE = re.compile(
+    r"\b(?:please|pls|can you|could you|would you|add|fix|implement|make|use|update|remove|"
+    r"rename|write|change|create|don't|do not|never|always|instead|should|must|let's|go with|"
+    r"decided?|need|want|remember)\b|^(?:no|nope|wrong)\b|\?$",
+    re.IGNORECASE,
+)
+_LOG_LINE = re.compile(
+    r"^\s*(?:\d{4}-\d\d-\d\d|\[?\d\d:\d\d|(?:DEBUG|INFO|WARN|WARNING|ERROR|TRACE)\b|"
+    r"at\s|File \"|\s{4}|[{}\[\]<>|$#])"
+)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def condense(text: str, limit: int) -> str:
+    """``text`` on one line within ``limit`` chars, keeping what carries intent.
+
+    Pasted logs and code (runs of 3+ such lines) become ``[N pasted lines]``; then sentences that
+    ask, decide or correct are kept before the rest, in their original order, with ``…`` where
+    something was left out. A user's request after a paragraph of context survives this, where
+    cutting at ``limit`` would lose it.
+    """
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    parts: list[str] = []
+    run: list[str] = []
+    for line in [*text.splitlines(), ""]:
+        if line.strip() and _LOG_LINE.match(line):
+            run.append(line)
+            continue
+        if run:
+            parts.append(f"[{len(run)} pasted lines]" if len(run) >= 3 else " ".join(run))
+            run = []
+        if line.strip():
+            parts.append(line)
+    sentences = [x for p in parts for x in _SENTENCE_END.split(" ".join(p.split())) if x]
+    ranked = sorted(range(len(sentences)), key=lambda i: (not _CUE.search(sentences[i]), i))
+    chosen: set[int] = set()
+    used = 0
+    for i in ranked:
+        cost = len(sentences[i]) + 2
+        if used + cost <= limit:
+            chosen.add(i)
+            used += cost
+    if not chosen:
+        return one_line(flat, limit)
+    out: list[str] = []
+    for i, sentence in enumerate(sentences):
+        if i in chosen:
+            out.append(sentence)
+        elif not out or out[-1] != "…":
+            out.append("…")
+    return " ".join(out)
+
+
+_DECIDES = re.compile(
+    r"^(?:no|nope|wrong)\b|\b(?:that's wrong|that is wrong|instead of|rather than|let's|let us|"
+    r"go with|decided?|from now on|going forward|always|never|don't|do not|must|should)\b",
+    re.IGNORECASE,
+)
+_ASKS = re.compile(
+    r"\b(?:please|pls|can you|could you|would you|add|fix|implement|make|update|remove|rename|"
+    r"write|change|create|need|want|use|build|refactor|migrate|delete)\b",
+    re.IGNORECASE,
+)
+
+
+def intent(line: str) -> int:
+    """How much a user message says about the task: 3 corrects or decides, 2 asks for work,
+    1 anything else (questions, pastes), 0 a bare acknowledgement ("ok continue")."""
+    text = line[2:] if line.startswith("- ") else line
+    if _DECIDES.search(text):
+        return 3
+    if _ASKS.search(text):
+        return 2
+    return 0 if len(text.split()) < 4 and not text.rstrip().endswith("?") else 1
+
+
 def is_request(message: ChatMessage) -> bool:
     """A message the user typed (not a tool result carrier, not injected, not a summary)."""
     if message.role != "user" or message.is_meta or message.kind != "message":
@@ -167,16 +247,24 @@ def split_turns(messages: Sequence[ChatMessage]) -> list[Turn]:
 
 
 def failed_results(turn: Turn) -> list[tuple[str, str]]:
-    """(tool description, first error line) for every failed tool result in ``turn``."""
+    """(tool description, first error line) for every failed tool result in ``turn``.
+
+    A result failed when the harness flagged it (``is_error``), or when it is shell output that
+    says so (a traceback, FAILED, a non-zero exit code). File contents are never read as
+    errors: code that mentions ``ValueError`` is not a failure.
+    """
     uses = {str(b.get("id")): b for b in turn.tool_uses}
     found: list[tuple[str, str]] = []
     for block in turn.results:
         text = result_text(block.get("content"))
-        flagged = bool(block.get("is_error"))
-        line = _first_error_line(text)
-        if not flagged and line is None:
-            continue
+        if text == CLEARED:
+            continue  # microcompacted: what it said is gone from this copy
         use = uses.get(str(block.get("tool_use_id")))
+        shell = use is not None and str(use.get("name", "")) in SHELL_TOOLS
+        flagged = bool(block.get("is_error")) or (shell and bool(_FAILURE_MARK.search(text)))
+        if not flagged:
+            continue
+        line = _first_error_line(text)
         what = "tool"
         if use is not None:
             target = tool_path(use) or tool_command(use) or ""
@@ -185,9 +273,16 @@ def failed_results(turn: Turn) -> list[tuple[str, str]]:
     return found
 
 
+_FAILURE_MARK = re.compile(
+    r"Traceback \(most recent call last\)|\bFAILED\b|exit (?:code|status) [1-9]|"
+    r"command not found|^error(?:\[\w+\])?:|\bfatal:|\bpanic:",
+    re.MULTILINE,
+)
+
+
 def _first_error_line(text: str) -> str | None:
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    for pattern in (_ERROR_LINE, _WEAK_ERROR_LINE):
+    for pattern in (_EXCEPTION_LINE, _ERROR_LINE, _WEAK_ERROR_LINE):
         for ln in reversed(lines):  # the last error line is usually the real one (tracebacks)
             if pattern.search(ln):
                 return ln

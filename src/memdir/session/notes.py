@@ -173,6 +173,12 @@ def is_template_usable(template: str) -> list[str]:
     return problems
 
 
+def config_dir(home: Path) -> Path:
+    """Where a user's ``template.md`` and ``prompt.md`` live: ``<home>/session-memory/config``
+    (``~/.memdir/...``, or ``~/.claude/...`` in Claude mode, as the reference has it)."""
+    return home / "session-memory" / "config"
+
+
 def load_template(config_dir: Path | None) -> str:
     """The user's ``template.md`` in ``config_dir`` if usable, else the built-in one."""
     if config_dir is None:
@@ -225,10 +231,14 @@ def create_exclusive(path: Path, template: str) -> bool:
 
 
 def read_notes(path: Path) -> str | None:
-    """The notes text, or None when there is no notes file (unreadable bytes are replaced)."""
+    """The notes text, or None when there is no readable notes file (a directory, no permission:
+    logged); bytes that are not UTF-8 are replaced, never fatal."""
     try:
         return path.read_bytes().decode("utf-8", errors="replace")
     except FileNotFoundError:
+        return None
+    except OSError as exc:
+        log.warning("session notes %s unreadable: %s", path, exc)
         return None
 
 

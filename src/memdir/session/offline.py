@@ -48,7 +48,7 @@ _FILE_LINE = re.compile(
     r"^- `(?P<path>[^`]+)` — (?P<counts>[a-z]+ \d+(?:, [a-z]+ \d+)*)(?: — fn: (?P<fns>.*))?$"
 )
 _CMD_LINE = re.compile(r"^- `(?P<cmd>.+)`(?: ×(?P<n>\d+))?$")
-_REQ_LINE = re.compile(r"^- (?P<text>.*)$")
+_FOLDED = re.compile(r"^- \((\d+) earlier lines condensed away\)$")
 ACTIONS = ("read", "edited", "written")
 
 
@@ -139,7 +139,7 @@ class OfflineUpdater:
         bodies["Current State"] = self._current_state(turns)
 
     def _requests(self, bodies: dict[str, str], requests: Sequence[ChatMessage]) -> None:
-        lines = [f"- {facts.one_line(r.text, REQUEST_CHARS)}" for r in requests]
+        lines = [f"- {facts.condense(r.text, REQUEST_CHARS)}" for r in requests]
         bodies["Task specification"] = _append(bodies.get("Task specification", ""), lines)
 
     def _files(self, bodies: dict[str, str], turns: list[facts.Turn]) -> None:
@@ -268,28 +268,43 @@ class OfflineUpdater:
             bodies[name] = self._shrink(name, body, max(len(body) - over, len(body) // 3))
 
     def _shrink(self, name: str, body: str, limit: int) -> str:
+        """``body`` within ``limit`` chars. Lines leave oldest first, except in the Task
+        specification, where they leave by intent: acknowledgements, then plain questions and
+        pastes, then (after condensing the rest) requests, and corrections and decisions last."""
         if len(body) <= limit:
             return body
         lines = body.splitlines()
-        if name == "Task specification":  # shorten the oldest requests before dropping any
-            for i, line in enumerate(lines):
-                if len("\n".join(lines)) <= limit:
-                    break
-                if line.startswith("- ") and len(line) > CONDENSED_CHARS:
-                    lines[i] = "- " + facts.one_line(line[2:], CONDENSED_CHARS)
         if name == "Files and Functions":  # drop function lists; never a path
             return "\n".join(re.sub(r" — fn: .*$", "", ln) for ln in lines)
-        dropped = 0
-        while len("\n".join(lines)) > limit and len(lines) > 1:
-            lines.pop(1 if lines[0].startswith("- (") and len(lines) > 2 else 0)
-            dropped += 1
-        if dropped:
-            head = f"- ({dropped} earlier lines condensed away)"
-            if lines and lines[0].startswith("- (") and "condensed away" in lines[0]:
-                n = int(re.sub(r"\D", "", lines[0].split("earlier")[0]) or 0)
-                lines[0] = f"- ({n + dropped} earlier lines condensed away)"
-            else:
-                lines.insert(0, head)
+        folded = 0
+        if lines and (m := _FOLDED.match(lines[0])):
+            folded, lines = int(m.group(1)), lines[1:]
+        room = limit - 48  # for the folded-lines marker
+
+        def over() -> bool:
+            return len("\n".join(lines)) > room
+
+        def drop(level: int | None) -> int:
+            gone, i = 0, 0
+            while over() and i < len(lines) and len(lines) > 1:
+                if level is None or facts.intent(lines[i]) == level:
+                    lines.pop(i)
+                    gone += 1
+                else:
+                    i += 1
+            return gone
+
+        if name == "Task specification":
+            folded += drop(0) + drop(1)
+            for i, line in enumerate(lines):
+                if not over():
+                    break
+                if line.startswith("- ") and len(line) > CONDENSED_CHARS:
+                    lines[i] = "- " + facts.condense(line[2:], CONDENSED_CHARS)
+            folded += drop(2)
+        folded += drop(None)
+        if folded:
+            lines.insert(0, f"- ({folded} earlier lines condensed away)")
         text = "\n".join(lines)
         return text if len(text) <= limit else text[: max(0, limit)]
 

@@ -36,7 +36,7 @@ from memdir.errors import (
 )
 from memdir.team import wire
 from memdir.team.client_state import Skipped, SyncState, read_local
-from memdir.team.keys import validate_team_key
+from memdir.team.keys import check_key_shape, validate_team_key
 
 try:
     import httpx
@@ -174,6 +174,7 @@ class TeamSyncClient:
         system calls, it becomes this entry's :class:`Skipped`, and the pull goes on.
         """
         try:
+            check_key_shape(key)
             path = validate_team_key(self.team_dir, key)
         except PathTraversalError:
             return Skipped(key, "unsafe key refused")

@@ -23,7 +23,7 @@ from typing import Any
 from memdir.atomic import atomic_write
 from memdir.errors import PathTraversalError
 from memdir.team import secrets, wire
-from memdir.team.keys import sanitize_key
+from memdir.team.keys import check_key_shape, sanitize_key
 
 
 @dataclass
@@ -119,6 +119,7 @@ def _read_one(path: Path, key: str, found: LocalFiles) -> None:
         found.skipped.append(Skipped(key, "not a regular file"))
         return
     try:
+        check_key_shape(key)  # the server would refuse the whole batch for it
         if sanitize_key(key) != key:
             raise PathTraversalError(key)
     except PathTraversalError:

@@ -7,23 +7,39 @@ which must not travel further (into logs, tool results sent to a model, or error
 
 "In the team directory" fails closed: the test is case-insensitive (on macOS and Windows
 ``Team/x.md`` *is* ``team/x.md``), and when the guard knows the memory root it also follows
-symlinks, so ``notes/link/x.md`` with ``notes/link -> ../team`` is scanned too. Private memory
-is not scanned: it never leaves the machine.
+symlinks, so ``notes/link/x.md`` with ``notes/link -> ../team`` is scanned too.
+
+Private memory never leaves the machine, but it is recalled into prompts and read by tools, so
+a credential there is worth knowing about: :func:`private_secret_guard` warns (or, with the
+``privateSecrets: refuse`` setting, refuses). A warning names the file and the rule labels,
+never the value; it is logged on the ``memdir.team.guard`` logger (the CLI prints it as one
+``memdir: warning:`` line on stderr) and added to the notes of any
+:func:`collect_credential_notes` block around the write, which is how the MCP tools and the
+memory tool put it into their results.
 """
 
 from __future__ import annotations
 
+import functools
+import logging
 import os
 import posixpath
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
+from typing import Any, ParamSpec
 
 from memdir import pathsafe
-from memdir.errors import SecretFoundError, UnsafePathError
+from memdir.errors import PrivateSecretError, SecretFoundError, UnsafePathError
 from memdir.team.secrets import labels, scan
 
 WriteGuard = Callable[[str, str], None]
 DEFAULT_TEAM_PREFIX = "team/"
+PRIVATE_SECRET_POLICIES = ("warn", "refuse")
+P = ParamSpec("P")
+log = logging.getLogger(__name__)
+_notes: ContextVar[list[str] | None] = ContextVar("memdir_credential_notes", default=None)
 
 
 def _lexically_in_team(rel: str, team_prefix: str) -> bool:
@@ -81,4 +97,90 @@ def team_secret_guard(
     return guard
 
 
-__all__ = ["DEFAULT_TEAM_PREFIX", "check_team_write", "is_team_path", "team_secret_guard"]
+def private_credential_note(rel: str, found_labels: Sequence[str]) -> str:
+    """The warning for a private file holding credentials: path and labels, never a value."""
+    return (
+        f"{rel} holds what looks like a credential ({', '.join(found_labels)}); private memory "
+        "is not shared, but it is recalled into prompts -- consider removing it"
+    )
+
+
+def private_secret_guard(
+    policy: str = "warn", *, team_prefix: str = DEFAULT_TEAM_PREFIX, root: Path | None = None
+) -> WriteGuard:
+    """A ``MemoryStore(guards=[...])`` guard for credentials in *private* memory.
+
+    ``warn`` lets the write through and reports it (log + :func:`collect_credential_notes`);
+    ``refuse`` raises :class:`~memdir.errors.PrivateSecretError` before anything is written.
+    Team paths are left to :func:`team_secret_guard`, which always refuses.
+    """
+    if policy not in PRIVATE_SECRET_POLICIES:
+        raise ValueError(f"privateSecrets must be one of {PRIVATE_SECRET_POLICIES}: {policy!r}")
+
+    def guard(rel: str, text: str) -> None:
+        if is_team_path(rel, team_prefix=team_prefix, root=root):
+            return
+        found = labels(scan(text))
+        if not found:
+            return
+        if policy == "refuse":
+            raise PrivateSecretError(found, path=rel)
+        note = private_credential_note(rel, found)
+        log.warning(note)
+        notes = _notes.get()
+        if notes is not None:
+            notes.append(note)
+
+    return guard
+
+
+def write_guards(
+    root: Path, *, private_secrets: str = "warn", team_prefix: str = DEFAULT_TEAM_PREFIX
+) -> list[WriteGuard]:
+    """The guards every memdir surface installs: team credentials refused, private ones noted."""
+    return [
+        team_secret_guard(team_prefix, root=root),
+        private_secret_guard(private_secrets, team_prefix=team_prefix, root=root),
+    ]
+
+
+@contextmanager
+def collect_credential_notes() -> Iterator[list[str]]:
+    """Collect the private-credential warnings of the writes made inside the block.
+
+    A context variable, so concurrent requests (threads, asyncio tasks) each see only their own.
+    """
+    notes: list[str] = []
+    token = _notes.set(notes)
+    try:
+        yield notes
+    finally:
+        _notes.reset(token)
+
+
+def with_credential_notes(fn: Callable[P, dict[str, Any]]) -> Callable[P, dict[str, Any]]:
+    """Decorate a tool returning a dict: add ``warnings`` when its writes held credentials."""
+
+    @functools.wraps(fn)
+    def run(*args: P.args, **kwargs: P.kwargs) -> dict[str, Any]:
+        with collect_credential_notes() as notes:
+            result = fn(*args, **kwargs)
+        if notes:
+            result = {**result, "warnings": list(dict.fromkeys(notes))}
+        return result
+
+    return run
+
+
+__all__ = [
+    "DEFAULT_TEAM_PREFIX",
+    "PRIVATE_SECRET_POLICIES",
+    "check_team_write",
+    "collect_credential_notes",
+    "is_team_path",
+    "private_credential_note",
+    "private_secret_guard",
+    "team_secret_guard",
+    "with_credential_notes",
+    "write_guards",
+]

@@ -13,11 +13,12 @@ raw) that reveals ``..`` or ``/``; NFKC folding that reveals ``..``, ``/``, ``\\
 stricter than the reference: it also rejects empty keys, ``..`` segments before joining, a
 drive-letter prefix and URL-encoded backslashes.
 
-Before any of that, :func:`check_key_shape` refuses what no file system can take: a lone
-surrogate (``\\ud800`` is legal JSON but not UTF-8, so every ``os`` call on it raises) and keys
-over ``wire.MAX_KEY_BYTES`` or with a segment over ``wire.MAX_KEY_SEGMENT_BYTES`` bytes. So a
-hostile key is one :class:`~memdir.errors.PathTraversalError`, never an ``OSError`` or
-``UnicodeEncodeError`` from deep inside a path call.
+Where a key crosses the wire (pull, push, the server), :func:`check_key_shape` runs first and
+refuses what no file system can take: a lone surrogate (``\\ud800`` is legal JSON but not
+UTF-8, so every ``os`` call on it raises) and keys over ``wire.MAX_KEY_BYTES`` or with a segment
+over ``wire.MAX_KEY_SEGMENT_BYTES`` bytes. So a hostile key is one
+:class:`~memdir.errors.PathTraversalError`, never an ``OSError`` or ``UnicodeEncodeError`` from
+deep inside a path call.
 """
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ def realpath_deepest_existing(path: Path) -> Path:
 
 def validate_team_key(team_dir: Path, key: str) -> Path:
     """The absolute path for ``key`` under ``team_dir``, guaranteed not to escape it."""
-    sanitize_key(key)  # shape, traversal and hidden keys
+    sanitize_key(key)  # traversal and hidden keys
     return pathsafe.resolve_inside(team_dir, key, error=PathTraversalError)
 
 

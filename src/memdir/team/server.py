@@ -28,7 +28,7 @@ from typing import Any
 
 from memdir.errors import MissingExtraError, PathTraversalError
 from memdir.team import auth, wire
-from memdir.team.keys import display_key, sanitize_key
+from memdir.team.keys import check_key_shape, display_key, sanitize_key
 from memdir.team.storage import RepoState, TeamStorage
 
 try:
@@ -191,6 +191,7 @@ async def _read_body(request: Request) -> dict[str, str] | Response:
 def _validate_entries(entries: Mapping[str, str]) -> Response | None:
     for key, text in entries.items():
         try:
+            check_key_shape(key)
             if not key or sanitize_key(key) != key:
                 raise PathTraversalError(f"invalid key {display_key(key)}")
         except PathTraversalError as exc:

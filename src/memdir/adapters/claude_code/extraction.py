@@ -1,0 +1,137 @@
+"""Extraction at ``Stop``, run by a detached worker so the host never waits.
+
+Invariants (the reference's extraction rules, applied across processes):
+- Single flight per session: the worker holds ``<session>.extract.lock``. A stop that finds it
+  held only sets ``extract_pending`` in the session state; the running worker then does exactly
+  one trailing run over whatever the transcript holds by then.
+- The cursor (uuid of the last transcript message covered) lives in the session state and moves
+  only when a run succeeded, so a failed or killed run is retried over the same messages.
+- If the main agent itself wrote to the memory dir since the cursor, nothing is extracted and the
+  cursor moves on: two writers must not record the same thing.
+- Only the main thread is read: sidechains (sub-agents), compact summaries and torn lines are
+  skipped. A "Saved N memories" notice is queued in the state for the next prompt's hook.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from memdir.adapters.claude_code import hooklog
+from memdir.adapters.claude_code.state import SessionStore
+from memdir.atomic import FileLock
+from memdir.errors import LockHeldError
+from memdir.extract.base import ExtractionResult, Extractor, Turn
+from memdir.extract.service import messages_since, wrote_memory
+from memdir.extract.transcript import turns_from_entries
+from memdir.transcripts import read_transcript
+
+MAX_TRAILING_RUNS = 5  # a session that keeps stopping faster than extraction runs still ends
+
+
+@dataclass(frozen=True)
+class WorkerReport:
+    runs: int
+    saved: list[str]
+    skipped: str | None = None
+
+
+def extract_lock(store: SessionStore, session_id: str) -> FileLock:
+    return FileLock(store.lock_path(session_id, "extract"), timeout=0)
+
+
+def extraction_running(store: SessionStore, session_id: str) -> bool:
+    """True while a worker holds the session's extraction lock."""
+    lock = extract_lock(store, session_id)
+    try:
+        lock.acquire()
+    except LockHeldError:
+        return True
+    lock.release()
+    return False
+
+
+def wait_idle(store: SessionStore, session_id: str, timeout: float) -> bool:
+    """Wait until no worker runs for this session; False if ``timeout`` passed first."""
+    deadline = time.monotonic() + timeout
+    while extraction_running(store, session_id):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def _turns(transcript: Path, *, include_meta: bool) -> list[Turn]:
+    read = read_transcript(transcript)
+    entries = [e for e in read.entries if not e.get("isCompactSummary")]
+    return turns_from_entries(entries, include_meta=include_meta)
+
+
+def run_worker(
+    *,
+    store: SessionStore,
+    cache_dir: Path,
+    memory_dir: Path,
+    session_id: str,
+    transcript: Path,
+    make_extractor: Callable[[], Extractor],
+    include_meta: bool,
+) -> WorkerReport:
+    """Extract from the transcript since the session's cursor, with trailing runs."""
+    lock = extract_lock(store, session_id)
+    try:
+        lock.acquire()
+    except LockHeldError:
+        with store.update(session_id) as state:
+            state.extract_pending = True
+        return WorkerReport(0, [], skipped="another extraction runs; it will pick this up")
+    runs, saved = 0, []
+    try:
+        extractor: Extractor | None = None
+        for _ in range(MAX_TRAILING_RUNS):
+            with store.update(session_id) as state:
+                cursor = state.cursor
+                state.extract_pending = False
+            turns = _turns(transcript, include_meta=include_meta)
+            new = messages_since(turns, cursor)
+            if not new:
+                break
+            last = new[-1].uuid
+            started = time.monotonic()
+            if wrote_memory(new, memory_dir):
+                result = ExtractionResult(memory_dir, skipped="main agent wrote memory")
+            else:
+                extractor = extractor or make_extractor()
+                runs += 1
+                messages = [t.message for t in turns]
+                result = asyncio.run(extractor.extract(messages, new_messages=len(new)))
+            with store.update(session_id) as state:
+                if result.ok:
+                    state.cursor = last
+                if result.notice:
+                    state.notices.append(result.notice)
+                pending = state.extract_pending
+            saved += [str(p) for p in result.written]
+            hooklog.record(
+                cache_dir,
+                {
+                    "session": session_id,
+                    "event": "extract",
+                    "new_messages": len(new),
+                    "written": [str(p) for p in result.written],
+                    "removed": [str(p) for p in result.removed],
+                    "notice": result.notice,
+                    "ok": result.ok,
+                    "error": result.error,
+                    "skipped": result.skipped,
+                    "ms": round((time.monotonic() - started) * 1000, 1),
+                },
+            )
+            if not pending:
+                break
+    finally:
+        lock.release()
+    return WorkerReport(runs, saved)

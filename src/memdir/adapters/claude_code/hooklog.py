@@ -1,0 +1,60 @@
+"""What the hooks did, for ``memdir hook log``: one JSON line per hook call.
+
+Invariants: the log is append-only JSONL in the cache dir (``hooks/log.jsonl``), written with the
+transcripts' single ``O_APPEND`` write under a lock, so parallel sessions interleave whole lines.
+It is derived and capped: past :data:`MAX_LOG_BYTES` the file is renamed to ``log.1.jsonl``
+(replacing the previous one) and a new one starts. A hook never fails because its log could not
+be written — the hook's answer matters more than its record.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from memdir.transcripts import append_entries
+
+log = logging.getLogger(__name__)
+
+MAX_LOG_BYTES = 4 * 1024 * 1024
+
+
+def log_path(cache_dir: Path) -> Path:
+    return cache_dir / "hooks" / "log.jsonl"
+
+
+def record(cache_dir: Path, entry: Mapping[str, Any]) -> None:
+    """Append ``entry`` (plus a timestamp); problems go to the logger, never to the caller."""
+    path = log_path(cache_dir)
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            if path.stat().st_size > MAX_LOG_BYTES:
+                os.replace(path, path.with_name("log.1.jsonl"))
+        append_entries(path, [{"ts": round(time.time(), 3), **entry}])
+    except Exception as exc:  # the log is best effort by design
+        log.warning("could not write the hook log %s: %s", path, exc)
+
+
+def read(cache_dir: Path, *, session: str | None = None, limit: int = 20) -> list[dict[str, Any]]:
+    """The newest ``limit`` records (of ``session`` when given), oldest first."""
+    path = log_path(cache_dir)
+    rows: list[dict[str, Any]] = []
+    for candidate in (path.with_name("log.1.jsonl"), path):
+        try:
+            lines = candidate.read_bytes().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            try:
+                row = json.loads(line)
+            except (ValueError, UnicodeDecodeError):
+                continue  # a torn last line from a killed hook
+            if isinstance(row, dict) and (session is None or row.get("session") == session):
+                rows.append(row)
+    return rows[-limit:] if limit > 0 else rows

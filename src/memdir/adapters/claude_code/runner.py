@@ -1,0 +1,121 @@
+"""Run one hook event from raw stdin to (stdout, stderr), wherever it runs.
+
+The same function serves ``memdir hook <event>`` in a fresh process and the warm recall daemon
+answering a forwarded ``user-prompt-submit``, so both print byte-identical answers. Invariant:
+:func:`run_event` never raises — bad JSON, broken settings, a locked state file or a bug all end
+as ``("", "memdir hook <event>: <one line>\\n")`` plus a record in the hook log.
+
+Settings are resolved here from an injected env mapping and cwd (this is an entry point).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from memdir.adapters import recall_client
+from memdir.adapters.claude_code import hooklog
+from memdir.adapters.claude_code.handlers import (
+    EXTRACT_MODES,
+    HANDLERS,
+    HookContext,
+    Recaller,
+    env_flag,
+)
+from memdir.adapters.claude_code.hookio import parse_input
+from memdir.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class HookFlags:
+    """The global CLI flags that change what memory a hook sees."""
+
+    memory_dir: Path | None = None
+    settings: Path | None = None
+    claude: bool = False
+
+    def argv(self) -> list[str]:
+        out: list[str] = []
+        if self.memory_dir is not None:
+            out += ["--dir", str(self.memory_dir)]
+        if self.settings is not None:
+            out += ["--settings", str(self.settings)]
+        if self.claude:
+            out.append("--claude")
+        return out
+
+
+def daemon_idle(env: Mapping[str, str]) -> float:
+    raw = env.get("MEMDIR_DAEMON_IDLE", "").strip()
+    if not raw:
+        return recall_client.DEFAULT_IDLE_SECONDS
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if value <= 0:
+        raise ConfigError(f"MEMDIR_DAEMON_IDLE={raw!r}: give the idle timeout in seconds (> 0)")
+    return value
+
+
+def make_context(
+    env: Mapping[str, str], cwd: Path, flags: HookFlags, *, recaller: Recaller | None = None
+) -> HookContext:
+    """Resolve settings and paths for a hook running in ``cwd`` with ``env``."""
+    from memdir.config import load_settings
+    from memdir.paths import resolve_paths
+
+    mode = env.get("MEMDIR_HOOK_EXTRACT", "auto").strip().lower() or "auto"
+    if mode not in EXTRACT_MODES:
+        raise ConfigError(f"MEMDIR_HOOK_EXTRACT={mode!r}: choose {', '.join(EXTRACT_MODES)}")
+    settings = load_settings(
+        env,
+        cwd=cwd,
+        flag_settings=flags.settings,
+        claude_mode=flags.claude,
+        memory_dir_flag=flags.memory_dir,
+    )
+    worker = [sys.executable, "-m", "memdir", *flags.argv(), "hook", "extract-worker"]
+    return HookContext(
+        settings=settings,
+        paths=resolve_paths(settings, cwd=cwd),
+        env=env,
+        use_daemon=env_flag(env, "MEMDIR_HOOK_DAEMON", True),
+        daemon_idle=daemon_idle(env),
+        extract_mode=mode,
+        worker_command=worker,
+        recaller=recaller,
+    )
+
+
+def run_event(
+    event: str,
+    raw: bytes,
+    build: Callable[[Path | None], HookContext],
+    fallback_cache: Callable[[], Path],
+) -> tuple[str, str]:
+    """(stdout, stderr) of ``memdir hook <event>`` for stdin ``raw``; never raises.
+
+    ``build(cwd)`` makes the context for the cwd the host sent (None: the process's own).
+    """
+    cache_dir: Path | None = None
+    session = None
+    try:
+        inp = parse_input(event, raw)
+        session = inp.session_id
+        cwd = Path(inp.cwd) if inp.cwd and Path(inp.cwd).is_dir() else None
+        hc = build(cwd)
+        cache_dir = hc.cache_dir
+        text = HANDLERS[event](inp, hc)
+        return (text + "\n" if text else ""), ""
+    except Exception as exc:  # the host must never see a traceback or a failed hook
+        message = " ".join(str(exc).split()) or type(exc).__name__
+        if cache_dir is None:
+            with contextlib.suppress(Exception):  # e.g. the settings themselves are broken
+                cache_dir = fallback_cache()
+        if cache_dir is not None:
+            hooklog.record(cache_dir, {"session": session, "event": event, "error": message})
+        return "", f"memdir hook {event}: {message}\n"

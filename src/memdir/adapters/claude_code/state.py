@@ -1,0 +1,175 @@
+"""Per-session hook state in the cache dir: what was surfaced, the byte budget, the extraction
+cursor and the notices waiting for the next prompt.
+
+Invariants:
+- One file per session, ``<cache dir>/hooks/sessions/<session id>.json``; every change is a
+  read-modify-write under that file's lock and lands through :func:`memdir.atomic.atomic_write`,
+  so parallel hook processes (several sessions, or a prompt racing the background extraction of
+  the same session) never lose an update and readers never see a torn file.
+- A memory path in ``surfaced`` is never injected again in this session — compaction included: it
+  resets the byte budget (the old attachments left the context) but not the set.
+- The state is derived and disposable: a corrupt file is reported and replaced by a fresh state;
+  the cost is at most one memory surfaced a second time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memdir.atomic import atomic_write, locked
+
+log = logging.getLogger(__name__)
+
+SESSION_BUDGET_BYTES = 60 * 1024  # per session, as the reference's relevant-memory cap
+STATE_LOCK_TIMEOUT = 5.0
+STATE_MAX_AGE_DAYS = 30
+_FORMAT = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Injected:
+    """One memory as the hook injects it (the recall daemon sends these over the wire)."""
+
+    path: str
+    filename: str
+    header: str
+    content: str
+    truncated: bool = False
+
+    @property
+    def text(self) -> str:
+        return f"{self.header}\n{self.content}"
+
+    @property
+    def size(self) -> int:
+        return len(self.text.encode("utf-8"))
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> Injected:
+        return cls(
+            str(raw["path"]),
+            str(raw["filename"]),
+            str(raw["header"]),
+            str(raw["content"]),
+            bool(raw.get("truncated", False)),
+        )
+
+
+@dataclass
+class SessionState:
+    session_id: str
+    surfaced: list[str] = field(default_factory=list)
+    used_bytes: int = 0
+    budget_bytes: int = SESSION_BUDGET_BYTES
+    cursor: str | None = None  # uuid of the last transcript message extraction covered
+    notices: list[str] = field(default_factory=list)
+    extract_pending: bool = False  # a stop arrived while extraction ran: one trailing run
+    compactions: int = 0
+    updated: float = 0.0
+
+    @property
+    def exhausted(self) -> bool:
+        return self.used_bytes >= self.budget_bytes
+
+    def accept(self, found: Iterable[Injected], *, max_chars: int) -> list[Injected]:
+        """Keep memories not surfaced before, within the session budget and ``max_chars`` of
+        text this turn; record the kept ones. Ones left out for size stay eligible later."""
+        kept: list[Injected] = []
+        seen = set(self.surfaced)
+        chars = 0
+        for item in found:
+            if item.path in seen or self.exhausted:
+                continue
+            if chars + len(item.text) + 2 > max_chars:
+                continue
+            seen.add(item.path)
+            self.surfaced.append(item.path)
+            self.used_bytes += item.size
+            chars += len(item.text) + 2
+            kept.append(item)
+        return kept
+
+    def take_notices(self) -> list[str]:
+        notices, self.notices = self.notices, []
+        return notices
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": _FORMAT, **asdict(self)}
+
+    @classmethod
+    def from_json(cls, session_id: str, raw: Any) -> SessionState:
+        if not isinstance(raw, dict) or raw.get("format") != _FORMAT:
+            raise ValueError("not a memdir hook state file")
+        return cls(
+            session_id=session_id,
+            surfaced=[str(p) for p in raw.get("surfaced", [])],
+            used_bytes=int(raw.get("used_bytes", 0)),
+            budget_bytes=int(raw.get("budget_bytes", SESSION_BUDGET_BYTES)),
+            cursor=raw.get("cursor") if isinstance(raw.get("cursor"), str) else None,
+            notices=[str(n) for n in raw.get("notices", [])],
+            extract_pending=bool(raw.get("extract_pending", False)),
+            compactions=int(raw.get("compactions", 0)),
+            updated=float(raw.get("updated", 0.0)),
+        )
+
+
+class SessionStore:
+    """The state files of every session that uses one memory dir's cache."""
+
+    def __init__(self, cache_dir: Path) -> None:
+        self.root = cache_dir / "hooks" / "sessions"
+
+    def path(self, session_id: str) -> Path:
+        return self.root / f"{session_id}.json"
+
+    def lock_path(self, session_id: str, what: str = "state") -> Path:
+        return self.root / f"{session_id}.{what}.lock"
+
+    def load(self, session_id: str) -> SessionState:
+        """The current state (a fresh one when absent or corrupt); no lock taken."""
+        path = self.path(session_id)
+        try:
+            raw = json.loads(path.read_text("utf-8"))
+            return SessionState.from_json(session_id, raw)
+        except FileNotFoundError:
+            return SessionState(session_id)
+        except (OSError, ValueError, TypeError, UnicodeDecodeError) as exc:
+            log.warning("hook state %s unreadable (%s); starting afresh", path, exc)
+            return SessionState(session_id)
+
+    @contextlib.contextmanager
+    def update(self, session_id: str) -> Iterator[SessionState]:
+        """Read-modify-write the session's state under its lock."""
+        with locked(self.lock_path(session_id), timeout=STATE_LOCK_TIMEOUT):
+            state = self.load(session_id)
+            before = state.to_json()
+            yield state
+            if state.to_json() != before:
+                state.updated = time.time()
+                text = json.dumps(state.to_json(), ensure_ascii=False)
+                atomic_write(self.path(session_id), text)
+
+    def prune(self, *, max_age_days: float = STATE_MAX_AGE_DAYS, now: float | None = None) -> int:
+        """Delete state (and lock) files of sessions idle for ``max_age_days``; how many."""
+        cutoff = (time.time() if now is None else now) - max_age_days * 86400
+        removed = 0
+        try:
+            entries = list(os.scandir(self.root))
+        except OSError:
+            return 0
+        for entry in entries:
+            with contextlib.suppress(OSError):
+                if entry.name.endswith(".json") and entry.stat().st_mtime < cutoff:
+                    os.unlink(entry.path)
+                    removed += 1
+                    for lock in self.root.glob(f"{entry.name[:-5]}.*.lock"):
+                        lock.unlink()
+        return removed

@@ -1,0 +1,100 @@
+"""``memdir install <host>`` / ``memdir uninstall <host>``: wire memdir into an agent host.
+
+``claude-code`` gets the hooks (recall per prompt, extraction at stop, ...) and the MCP server;
+``cursor`` and ``claude-desktop`` get the MCP server. Global flags given here (``--claude``,
+``--dir``, ``--settings``) are written into the installed commands, so the host runs memdir the
+way it was installed. ``--dry-run`` prints the diff and writes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from memdir.cli.context import CliContext
+
+if TYPE_CHECKING:
+    from memdir.adapters.claude_code.install import FileChange, Locations
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    for name, verb in (("install", "add memdir to"), ("uninstall", "remove memdir from")):
+        p = sub.add_parser(name, help=f"{verb} Claude Code, Cursor or Claude Desktop")
+        p.add_argument("host", choices=("claude-code", "cursor", "claude-desktop"))
+        scope = p.add_mutually_exclusive_group()
+        scope.add_argument("--user", dest="scope", action="store_const", const="user")
+        scope.add_argument("--project", dest="scope", action="store_const", const="project")
+        p.add_argument("--dry-run", action="store_true", help="print the diff, change nothing")
+        p.set_defaults(handler=cmd_install if name == "install" else cmd_uninstall, scope="user")
+
+
+def _command(ctx: CliContext, host: str) -> list[str]:
+    from memdir.adapters.claude_code.install import memdir_command
+
+    args = ctx.args
+    command = memdir_command(ctx.env.get("PATH"))
+    if host == "claude-desktop" and args.dir is None:
+        command += ["--dir", str(ctx.memory_dir)]  # the desktop app has no project directory
+    elif args.dir is not None:
+        command += ["--dir", str(Path(args.dir).absolute())]
+    if args.settings is not None:
+        command += ["--settings", str(Path(args.settings).absolute())]
+    if ctx.settings.claude_mode:
+        command.append("--claude")
+    return command
+
+
+def _locations(ctx: CliContext) -> Locations:
+    from memdir.adapters.claude_code.install import Locations
+
+    home = Path(ctx.env["HOME"]) if ctx.env.get("HOME") else Path.home()
+    return Locations.from_env(ctx.env, home=home, project_root=ctx.paths.project_root)
+
+
+def _report(
+    ctx: CliContext, changes: list[FileChange], backups: list[str], *, dry_run: bool
+) -> int:
+    diff = "".join(c.diff() for c in changes)
+    payload = {
+        "dry_run": dry_run,
+        "files": [{"path": str(c.path), "changed": c.changed} for c in changes],
+        "backups": backups,
+        "diff": diff,
+    }
+    if dry_run:
+        text = diff or "(no changes: already as wanted)"
+    else:
+        lines = [f"{'updated' if c.changed else 'unchanged'}: {c.path}" for c in changes]
+        lines += [f"backup: {b}" for b in backups]
+        text = "\n".join(lines) or "(nothing to do)"
+    ctx.out.data(payload, text)
+    return 0
+
+
+def cmd_install(ctx: CliContext) -> int:
+    from memdir.adapters.claude_code import install
+
+    a = ctx.args
+    record = install.InstallRecord(ctx.settings.memdir_home).load()
+    changes = install.plan_install(a.host, a.scope, _locations(ctx), _command(ctx, a.host), record)
+    backups = (
+        []
+        if a.dry_run
+        else install.apply(changes, memdir_home=ctx.settings.memdir_home, install=True)
+    )
+    return _report(ctx, changes, backups, dry_run=a.dry_run)
+
+
+def cmd_uninstall(ctx: CliContext) -> int:
+    from memdir.adapters.claude_code import install
+
+    a = ctx.args
+    record = install.InstallRecord(ctx.settings.memdir_home).load()
+    changes = install.plan_uninstall(a.host, a.scope, _locations(ctx), record)
+    backups = (
+        []
+        if a.dry_run
+        else install.apply(changes, memdir_home=ctx.settings.memdir_home, install=False)
+    )
+    return _report(ctx, changes, backups, dry_run=a.dry_run)

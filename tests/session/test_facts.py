@@ -1,0 +1,58 @@
+"""Reading a conversation's structure: condensing requests, what counts as a failure."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memdir.session.facts import Turn, condense, failed_results
+from memdir.session.messages import ChatMessage
+from memdir.session.microcompact import CLEARED
+
+
+def test_condense_keeps_the_request_after_a_paragraph_of_context() -> None:
+    text = (
+        "We had a long week and the staging box kept falling over while the team was away. "
+        "The dashboards were red most of Tuesday. Please add rate limiting to the orders endpoint."
+    )
+    out = condense(text, 100)
+    assert "Please add rate limiting to the orders endpoint." in out and len(out) <= 100
+    assert out.startswith("…")
+
+
+def test_condense_folds_pasted_logs() -> None:
+    log = "\n".join(f"2026-03-01 WARN worker {i} stalled" for i in range(40))
+    out = condense(f"Staging printed this:\n{log}\nWhy does the worker stall?", 120)
+    assert "[40 pasted lines]" in out and "Why does the worker stall?" in out
+
+
+@given(st.text(), st.integers(1, 500))
+def test_condense_always_fits(text: str, limit: int) -> None:
+    assert len(condense(text, limit)) <= max(limit, 1)
+
+
+def _turn(name: str, content: str, *, is_error: bool = False) -> Turn:
+    use = {
+        "type": "tool_use",
+        "id": "t",
+        "name": name,
+        "input": {"file_path": "/a.py", "command": "make"},
+    }
+    result = {"type": "tool_result", "tool_use_id": "t", "content": content, "is_error": is_error}
+    return Turn(ChatMessage.user("go"), [ChatMessage.assistant([use]), ChatMessage.user([result])])
+
+
+def test_code_that_mentions_errors_is_not_a_failure() -> None:
+    assert (
+        failed_results(_turn("Read", "raise ValueError('bad')\nclass FooError(Exception): ..."))
+        == []
+    )
+    shell = failed_results(
+        _turn("Bash", "Traceback (most recent call last):\nE   KeyError: 'x'\nFAILED t - KeyError")
+    )
+    assert shell == [("Bash /a.py", "E KeyError: 'x'")]
+    assert failed_results(_turn("Bash", "all good, 3 passed")) == []
+    assert failed_results(_turn("Read", "File does not exist", is_error=True)) == [
+        ("Read /a.py", "File does not exist")
+    ]
+    assert failed_results(_turn("Bash", CLEARED, is_error=True)) == []
