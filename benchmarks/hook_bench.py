@@ -87,7 +87,12 @@ def measure(n: int, runs: int, warm_runs: int, workdir: Path) -> list[dict[str, 
     home, project, memory = workdir / "home", workdir / "project", workdir / "memory"
     for d in (home, project / ".git"):
         d.mkdir(parents=True, exist_ok=True)
-    descriptions = generate(memory, n)
+    listing = workdir / "descriptions.json"
+    if listing.exists():  # --keep: the memories and their search index are reused
+        descriptions = json.loads(listing.read_text())
+    else:
+        descriptions = generate(memory, n)
+        listing.write_text(json.dumps(descriptions))
     rng = random.Random(n)
     queries = [" ".join(rng.choice(descriptions).split()[:6]) for _ in range(runs + warm_runs)]
     env = {**os.environ, "HOME": str(home), "MEMDIR_DIR": str(memory)}
@@ -144,15 +149,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=12)
     parser.add_argument("--warm-runs", type=int, default=40)
     parser.add_argument("--no-docs", action="store_true")
+    parser.add_argument("--keep", type=Path, help="reuse (and keep) memories and indexes here")
     args = parser.parse_args(argv)
-    workdir = Path(tempfile.mkdtemp(prefix="memdir-hook-bench-"))
+    workdir = args.keep or Path(tempfile.mkdtemp(prefix="memdir-hook-bench-"))
     try:
         results = []
         for n in (int(s) for s in args.sizes.split(",")):
             results += measure(n, args.runs, args.warm_runs, workdir / f"n{n}")
         idle = idle_rss(workdir)
     finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+        if args.keep is None:
+            shutil.rmtree(workdir, ignore_errors=True)
     body = [
         [
             r["n"],

@@ -166,3 +166,33 @@ def test_handler_evicts_the_least_recently_used_memory_dir(tmp_path: Path) -> No
         )
         assert answer["ok"]
     assert list(daemon.engines) == dirs[1:]
+
+
+def test_the_warm_index_follows_new_and_edited_memories(memory: tuple[Path, Path]) -> None:
+    memory_dir, cache_dir = memory
+    daemon = RecallDaemon()
+    ask = "which port does staging postgres use"
+
+    def names() -> list[str]:
+        found = daemon.recall(str(memory_dir), str(cache_dir), ask, [], 5)
+        for fresh in daemon.freshness.values():  # let the after-answer refresh finish
+            if fresh.background is not None:
+                fresh.background.join(30)
+        return [Path(a["path"]).name for a in found]
+
+    assert names() == []
+    store = MemoryStore(memory_dir)
+    store.create(
+        "Staging port", "the staging postgres database listens on port 5433", "project", "5433\n"
+    )
+    assert names() == ["staging_port.md"]  # a new memory: seen on the very next call
+    target = memory_dir / "coffee.md"  # edited in place by another tool (no rename)
+    with open(target, "r+") as fh:
+        text = fh.read().replace(
+            "the user drinks espresso without sugar", "staging postgres port notes"
+        )
+        fh.seek(0)
+        fh.write(text)
+        fh.truncate()
+    names()  # answered from the index as it was; refreshed right after
+    assert "coffee.md" in names()

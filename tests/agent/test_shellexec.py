@@ -48,9 +48,10 @@ async def test_timeout_kills_the_process(tmp_path: Path) -> None:
 
 
 async def test_cancellation_leaves_no_child(tmp_path: Path) -> None:
+    before = _children()  # other tests' helpers (daemons, servers) may be children too
     task = asyncio.create_task(execute(parse("sleep 30"), cwd=tmp_path))
     await asyncio.sleep(0.3)
-    children = _children()
+    children = _children() - before
     assert children, "sleep should be running"
     task.cancel()
     with pytest.raises(asyncio.CancelledError):

@@ -172,3 +172,20 @@ def test_a_broken_script_file_is_a_clear_error(tmp_path: Path, project: Path) ->
     env = {"HOME": str(tmp_path), "MEMDIR_MODEL": f"scripted:{bad}"}
     assert main(["chat"], env=env, cwd=project, stdout=out, stderr=err) == 2
     assert "step 1" in err.getvalue()
+
+
+def test_no_tools_offers_the_model_nothing_to_call(
+    tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    replies = script(
+        tmp_path / "r.json",
+        [{"tool": "Read", "input": {"file_path": str(project / "settings.toml")}}, {"text": "ok"}],
+    )
+    monkeypatch.setattr("sys.stdin", io.StringIO("read the settings file please\n"))
+    out, err = io.StringIO(), io.StringIO()
+    env = {"HOME": str(tmp_path / "home"), "MEMDIR_MODEL": f"scripted:{replies}"}
+    argv = ["chat", "--no-tools", "--extract", "rules", "--recall-wait", "0"]
+    assert main(argv, env=env, cwd=project, stdout=out, stderr=err) == 0, err.getvalue()
+    text = out.getvalue()
+    assert "[Read] error:" in text and "port = 6543" not in text  # the call had no tool to run
+    assert "ok" in text

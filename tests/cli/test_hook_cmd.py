@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from memdir.adapters.claude_code import hooklog
-from memdir.adapters.claude_code.handlers import run_extraction
+from memdir.adapters.claude_code.lifecycle import run_extraction
 from memdir.adapters.claude_code.state import SessionStore
 from memdir.cli.main import main
 from memdir.extract.agent import AgentExtractor

@@ -144,7 +144,12 @@ def test_kill_9_mid_dream_then_lock_rolls_back_and_undo_restores(tmp_path: Path)
     assert lock.recover() is True
     assert lock.last_consolidated_at() == prior
     store = MemoryStore(root)
-    Snapshots(store, state / "snaps").undo()
+    snaps = Snapshots(store, state / "snaps")
+    killed = snaps.list()[0]
+    assert not killed.finished
+    rewritten = killed.changed(root)
+    assert rewritten and all(before.get(rel) != (root / rel).read_bytes() for rel in rewritten)
+    snaps.undo()
     assert tree(root) == before
 
 

@@ -102,3 +102,24 @@ def test_cancel_rolls_the_lock_back(gate: DreamGate) -> None:
 
     asyncio.run(scenario())
     assert gate.lock.last_consolidated_at() == PRIOR
+
+
+def test_default_dreamer_is_offline_without_a_provider(tmp_path: Path) -> None:
+    from memdir.config import load_settings
+    from memdir.consolidate.agent import AgentDreamer
+    from memdir.consolidate.factory import default_dreamer, dream_gate
+    from memdir.consolidate.offline import OfflineDreamer
+    from memdir.llm.scripted import ScriptedProvider
+    from memdir.paths import resolve_paths
+    from memdir.store import MemoryStore
+
+    env = {"HOME": str(tmp_path), "MEMDIR_AUTO_DREAM": "1"}
+    settings = load_settings(
+        env, cwd=tmp_path, flag_settings=None, claude_mode=False, memory_dir_flag=tmp_path / "mem"
+    )
+    paths = resolve_paths(settings, cwd=tmp_path)
+    store = MemoryStore(paths.memory_dir)
+    assert isinstance(default_dreamer(store, paths), OfflineDreamer)
+    assert isinstance(default_dreamer(store, paths, provider=ScriptedProvider()), AgentDreamer)
+    gate = dream_gate(settings, paths)
+    assert gate.enabled and gate.check().reason == "too-few-sessions"

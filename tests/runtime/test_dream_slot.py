@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from memdir.consolidate.base import DreamReport
 from memdir.consolidate.factory import consolidation_lock
 from memdir.consolidate.lock import LOCK_NAME
+from memdir.runtime import RuntimeOptions
 from tests.runtime.conftest import Project
 
 DAY = 86_400
@@ -87,9 +88,23 @@ async def test_manual_dream_skips_the_gates(project: Project) -> None:
     await rt.end(timeout=5)
 
 
-async def test_without_a_dreamer_the_step_is_off(project: Project) -> None:
-    rt = project.runtime()
+async def test_dream_turned_off(project: Project) -> None:
+    rt = project.runtime(options=RuntimeOptions(dream=False))
     await rt.start()
     assert rt.status()[5].state == "off"
     assert await rt.dream_now() == "no dreamer configured"
+    await rt.end()
+
+
+async def test_default_offline_dreamer_consolidates_on_request(project: Project) -> None:
+    store = project.store()
+    store.create("Deploy day", "deploys happen on tuesdays", "project", "We deploy on Tuesdays.")
+    store.create("Deploy days", "deploys happen on tuesdays", "project", "We deploy on Tuesdays.")
+    rt = project.runtime()  # no model: the offline dreamer
+    await rt.start()
+    line = await rt.dream_now()
+    assert line.startswith(("Improved", "ran")), line
+    assert rt.status()[5].state == "ok"
+    stamped = consolidation_lock(project.paths()).last_consolidated_at()
+    assert time.time() - stamped < 60
     await rt.end()

@@ -151,7 +151,7 @@ async def test_llm_extraction_through_the_scripted_provider(project: Project) ->
     await rt.start()
     await turn(rt, [], "I use helix as my editor, keep it in mind", "ok")
     report = await rt.end(timeout=10)
-    assert report.drained == ["extraction"]
+    assert "extraction" in report.drained and report.timed_out == []
     assert report.notices == ["Saved 1 memory"]
     assert (memory_dir / "editor.md").is_file()
     # the extraction agent saw the conversation and the instruction, with the memory tools
@@ -169,7 +169,7 @@ async def test_end_drains_a_slow_extraction_within_the_timeout(project: Project)
     await rt.start()
     await turn(rt, [], "I like slow food, remember", "ok")
     report = await rt.end(timeout=10)
-    assert report.drained == ["extraction"] and report.timed_out == []
+    assert "extraction" in report.drained and report.timed_out == []
     assert (memory_dir / "slow.md").is_file()
 
 

@@ -72,7 +72,7 @@ async def test_a_team_memory_saved_in_one_session_reaches_the_next_teammate(
     messages = [Message("user", "our releases go out on tuesdays"), Message("assistant", "ok")]
     await rt.on_turn_end(messages)
     done = await rt.end(timeout=20)
-    assert done.drained == ["extraction", "team"], done
+    assert {"extraction", "team"} <= set(done.drained) and done.timed_out == [], done
     assert "Saved 1 team memory" in done.notices
 
     other = bob.runtime(env=env, team_client=client(bob, server.url, token))

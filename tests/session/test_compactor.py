@@ -47,7 +47,7 @@ def _long(turns: int = 60, chars: int = 3000) -> list[ChatMessage]:
             )
         )
         msgs.append(
-            ChatMessage.assistant(f"changed module_{i}.py " + "w" * chars, message_id=f"m{i}")
+            ChatMessage.assistant(f"changed module_{i}.py " + "w" * chars, message_id=f"m{i}b")
         )
     return msgs
 
@@ -222,3 +222,22 @@ async def test_a_notes_path_that_is_a_directory_never_raises(tmp_path: Path) -> 
     result = await Compactor(session_memory=mem).maybe_compact(_long(), 40_000)
     assert result.report.rung == "failed" and result.report.fallback_reason == "no notes file"
     assert any("notes update failed" in n for n in result.report.notes)
+
+
+async def test_llm_notes_drive_session_memory_compaction(tmp_path: Path) -> None:
+    from memdir.session.llm_updater import LLMUpdater
+
+    provider = ScriptedProvider()
+    mem = SessionMemory(tmp_path / "summary.md", LLMUpdater(provider))
+    desc = "_What is being worked on right now, what is pending, the next step._"
+    edit = {"file_path": str(mem.path), "old_string": desc, "new_string": desc + "\nMODEL NOTES"}
+    provider.add(Completion.from_tool_call("Edit", edit), Completion.from_text("done"))
+    msgs = _long()
+    assert mem.maybe_update(msgs)  # in the background, as the runtime does at turn end
+    later = [*msgs, ChatMessage.user("and now something new")]
+    result = await Compactor(session_memory=mem).maybe_compact(later, 40_000)
+    assert result.report.rung == "session_memory"  # it waited for the update to finish
+    assert "MODEL NOTES" in result.messages[1].text
+    assert mem.last_summarized_id == msgs[-1].uuid
+    assert result.messages[-1].text == "and now something new"
+    _check(result.messages, later)

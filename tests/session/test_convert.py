@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from memdir.session.convert import append_compaction, load_transcript, messages_from_entries
 from memdir.session.messages import ChatMessage, api_shape_problems, repair, to_api
 from memdir.transcripts import Transcript
@@ -73,3 +76,86 @@ def test_resume_after_compaction_sees_what_the_model_saw(tmp_path: Path) -> None
     assert after[0].metadata["pre_tokens"] == 500
     raw = t.path.read_text().splitlines()
     assert '"subtype":"compact_boundary"' in raw[-3] and '"parentUuid":null' in raw[-3]
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+_block = st.fixed_dictionaries(
+    {"type": st.sampled_from(["text", "tool_use", "tool_result", "thinking", "image", "weird"])},
+    optional={
+        "text": _json,
+        "id": _json,
+        "name": _json,
+        "input": _json,
+        "tool_use_id": _json,
+        "content": _json,
+    },
+)
+_entry = st.fixed_dictionaries(
+    {"type": st.sampled_from(["user", "assistant", "system", "summary", "progress"])},
+    optional={
+        "uuid": st.text(min_size=1, max_size=4),
+        "subtype": st.just("compact_boundary"),
+        "isSidechain": st.booleans(),
+        "isCompactSummary": st.booleans(),
+        "compactMetadata": _json,
+        "message": st.one_of(
+            _json,
+            st.fixed_dictionaries(
+                {
+                    "role": st.sampled_from(["user", "assistant"]),
+                    "content": st.one_of(st.text(max_size=30), st.lists(_block, max_size=4)),
+                },
+                optional={"id": st.text(max_size=4)},
+            ),
+        ),
+    },
+)
+
+
+@settings(max_examples=500)
+@given(st.lists(st.one_of(_entry, _entry, _json), max_size=12))
+def test_any_entries_load_without_raising_and_repair_to_valid(entries: list[object]) -> None:
+    messages, issues = messages_from_entries(entries)  # type: ignore[arg-type]
+    assert isinstance(issues, list)
+    fixed, _ = repair(messages)
+    if any(not m.is_boundary for m in fixed):
+        assert api_shape_problems(to_api(fixed)) == []
+
+
+def test_malformed_blocks_found_by_fuzzing_are_skipped() -> None:
+    # regressions: a text block whose text is not a string once went through to the API
+    entries = [
+        {
+            "type": "user",
+            "uuid": "0",
+            "message": {"role": "user", "content": [{"type": "text", "text": None}]},
+        },
+        {
+            "type": "user",
+            "uuid": "1",
+            "message": {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "x", "content": {"not": "text"}}
+                ],
+            },
+        },
+        {
+            "type": "assistant",
+            "uuid": "2",
+            "message": {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "t", "name": "Read", "input": "nope"}],
+            },
+        },
+    ]
+    messages, issues = messages_from_entries(entries)
+    assert sum("malformed" in i for i in issues) == 2
+    assert [m.uuid for m in messages] == ["1"]
+    assert messages[0].content[0]["content"] == '{"not": "text"}'

@@ -5,10 +5,14 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from memdir.session.memory import SessionMemory
 from memdir.session.messages import ChatMessage
 from memdir.session.notes import builtin_template, parse_notes, structure_problems
 from memdir.session.offline import OfflineUpdater, update_notes_from_transcript
+from tests.session.strategies import conversations
 from tests.session.support import coding_session
 
 
@@ -116,3 +120,54 @@ def test_over_the_cap_requests_outlive_chatter() -> None:
     assert all(f"use library{i} instead" in spec for i in range(0, 150, 25))
     assert "ok continue" not in spec
     assert spec.startswith("- (") and "earlier lines condensed away" in spec.splitlines()[0]
+
+
+_NOTE_LINES = st.sampled_from(
+    [
+        "# Worklog",
+        "# Session Title",
+        "_x_",
+        "# Other",
+        "- `p` — read x",
+        "- (3 earlier lines condensed away)",
+        "",
+        "text",
+        "_desc_",
+    ]
+)
+
+
+@given(
+    st.lists(_NOTE_LINES, max_size=30).map("\n".join),
+    conversations,
+    st.lists(st.text(max_size=200), max_size=5),
+)
+def test_any_notes_and_conversation_give_intact_notes_within_caps(
+    current: str, msgs: list[ChatMessage], typed: list[str]
+) -> None:
+    msgs = [*msgs, *(ChatMessage.user(t) for t in typed if t.strip())]
+    updater = OfflineUpdater(section_tokens=300, total_tokens=1500)
+    text = updater.render(current, msgs, builtin_template())
+    assert structure_problems(text, builtin_template()) == []
+    notes = parse_notes(text)
+    paths = {
+        str(b["input"]["file_path"])
+        for m in msgs
+        if m.role == "assistant"
+        for b in m.tool_uses
+        if b["name"] in ("Read", "Edit") and isinstance(b.get("input"), dict)
+    }
+    files = notes.body("Files and Functions")
+    assert all(f"`{p}`" in files for p in paths)  # paths are never trimmed
+    assert all(s.tokens <= 300 for s in notes.sections if s.name != "Files and Functions")
+
+
+def test_a_section_repeated_by_hand_loses_nothing() -> None:
+    t = builtin_template()
+    description = "_What worked, what did not, what to avoid; standing instructions._\n"
+    current = t.replace(description, description + "- first body\n")
+    current += "\n# Learnings\n_again_\n- kept from the copy\n"
+    text = OfflineUpdater().render(current, [], t)
+    body = parse_notes(text).body("Learnings")
+    assert "- first body" in body and "- kept from the copy" in body
+    assert structure_problems(text, t) == []

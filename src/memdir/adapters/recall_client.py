@@ -99,6 +99,10 @@ def request(sock_path: Path, payload: dict[str, Any], *, timeout: float = DEFAUL
         raise DaemonError("recall daemon sent a malformed answer") from None
     if not isinstance(answer, dict):
         raise DaemonError("recall daemon sent a malformed answer")
+    if answer.get("stale"):
+        with contextlib.suppress(DaemonError):
+            request(sock_path, {"op": "stop"}, timeout=1.0)
+        raise DaemonError("the recall daemon runs another memdir build (stale); stopped it")
     if not answer.get("ok"):
         raise DaemonError(f"recall daemon: {answer.get('error', 'unknown error')}")
     return answer
@@ -128,10 +132,6 @@ def recall(
         },
         timeout=timeout,
     )
-    if answer.get("fingerprint") != fingerprint():
-        with contextlib.suppress(DaemonError):
-            request(sock_path, {"op": "stop"}, timeout=1.0)
-        raise DaemonError("the recall daemon runs another memdir build (stale); stopped it")
     found = answer.get("attachments")
     if not isinstance(found, list):
         raise DaemonError("recall daemon sent a malformed answer")

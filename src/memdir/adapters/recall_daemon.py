@@ -42,8 +42,10 @@ from memdir.adapters.recall_client import (
 )
 from memdir.atomic import FileLock
 from memdir.errors import LockHeldError, MissingExtraError
-from memdir.recall.engine import MemoryRecall
+from memdir.recall.base import MAX_SELECTED
+from memdir.recall.engine import MemoryRecall, should_recall
 from memdir.recall.session import RecallSession
+from memdir.recall.surface import Attachment, RelevantMemory, surface
 
 log = logging.getLogger(__name__)
 
@@ -66,8 +68,11 @@ def recall_attachments(
     engine: MemoryRecall, query: str, exclude: Sequence[str], limit: int
 ) -> list[dict[str, Any]]:
     """What recall surfaces for ``query``, skipping ``exclude`` paths, as JSON-ready dicts."""
-    session = RecallSession(surfaced={str(Path(p).resolve()) for p in exclude})
-    found = asyncio.run(engine.recall(query, session, limit=limit))
+    if hasattr(engine.selector, "select_sync") and engine.manifest_cap is None:
+        found = _local_recall(engine, query, exclude, limit)
+    else:
+        session = RecallSession(surfaced={str(Path(p).resolve()) for p in exclude})
+        found = asyncio.run(engine.recall(query, session, limit=limit))
     return [
         {
             "path": str(Path(a.path).resolve()),
@@ -80,6 +85,37 @@ def recall_attachments(
     ]
 
 
+def _local_recall(
+    engine: MemoryRecall, query: str, exclude: Sequence[str], limit: int
+) -> list[Attachment]:
+    """The offline selector over its own index, asked for enough extra picks to skip ``exclude``.
+
+    ``MemoryRecall.find`` rescans every header and resolves every path to drop the surfaced ones
+    (O(N) filesystem calls per prompt); the selector's index already knows every memory, so only
+    the few picks are resolved here. Same selection: the best ``limit`` not yet surfaced.
+    """
+    if not should_recall(query):
+        return []
+    excluded = {str(Path(p).resolve()) for p in exclude}
+    selector = engine.selector
+    picks = selector.select_sync(query, None, limit=limit + len(excluded))  # type: ignore[attr-defined]
+    out: list[Attachment] = []
+    for pick in picks:
+        path = engine.memory_dir / pick.filename
+        try:
+            if str(path.resolve()) in excluded:
+                continue
+            mtime = path.stat().st_mtime
+        except OSError:
+            continue  # deleted since the index saw it
+        attachment = surface(RelevantMemory(path, pick.filename, mtime, pick.score, pick.reason))
+        if attachment is not None:
+            out.append(attachment)
+        if len(out) >= min(limit, MAX_SELECTED):
+            break
+    return out
+
+
 def rss_kib() -> int:
     """Resident memory of this process in KiB (0 where /proc is missing)."""
     try:
@@ -90,6 +126,63 @@ def rss_kib() -> int:
         return 0
 
 
+class Freshness:
+    """Keeps a warm selector's index current without walking the memory dir on the prompt path.
+
+    Before a recall: compare the mtimes of the memory dir's directories with the last walk (a
+    few ``stat`` calls) and refresh now if any changed — that catches every new, deleted or
+    renamed memory, and every memdir write (an atomic rename). After answering: refresh in the
+    background, which catches memories edited in place by other tools by the next prompt.
+    """
+
+    def __init__(self, engine: MemoryRecall) -> None:
+        self.engine = engine
+        selector: Any = engine.selector  # the offline selector has refresh(); others need none
+        self.selector: Any = selector if hasattr(selector, "refresh") else None
+        if self.selector is not None:
+            self.selector.refresh_interval = float("inf")  # refreshes are decided here
+        self.signature: dict[str, int] = {}
+        self.background: threading.Thread | None = None
+
+    def _walk_signature(self) -> dict[str, int]:
+        found: dict[str, int] = {}
+        for dirpath, dirnames, _ in os.walk(self.engine.memory_dir):
+            dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+            with contextlib.suppress(OSError):
+                found[dirpath] = os.stat(dirpath).st_mtime_ns
+        return found
+
+    def _changed(self) -> bool:
+        for path, mtime in self.signature.items():
+            try:
+                if os.stat(path).st_mtime_ns != mtime:
+                    return True
+            except OSError:
+                return True
+        return not self.signature
+
+    def refresh(self) -> None:
+        if self.selector is not None:
+            signature = self._walk_signature()  # before the walk: a change during it is seen
+            self.selector.refresh()
+            self.signature = signature
+
+    def before_recall(self) -> None:
+        if self.selector is not None and self._changed():
+            self.refresh()
+
+    def after_recall(self, lock: threading.Lock) -> None:
+        if self.selector is None or (self.background and self.background.is_alive()):
+            return
+
+        def run() -> None:
+            with lock:
+                self.refresh()
+
+        self.background = threading.Thread(target=run, daemon=True, name="memdir-refresh")
+        self.background.start()
+
+
 class RecallDaemon:
     """The request handler's state: warm engines, counters, the idle clock."""
 
@@ -97,6 +190,7 @@ class RecallDaemon:
         self.max_engines = max_engines
         self.engines: OrderedDict[tuple[str, str], MemoryRecall] = OrderedDict()
         self.locks: dict[tuple[str, str], threading.Lock] = {}
+        self.freshness: dict[tuple[str, str], Freshness] = {}
         self.guard = threading.Lock()
         self.started = time.time()
         self.last_request = time.monotonic()
@@ -112,10 +206,24 @@ class RecallDaemon:
             engine = build_engine(Path(memory_dir), Path(cache_dir))
             self.engines[key] = engine
             self.locks[key] = threading.Lock()
+            self.freshness[key] = Freshness(engine)
             while len(self.engines) > self.max_engines:
                 old, _ = self.engines.popitem(last=False)
                 self.locks.pop(old, None)
+                self.freshness.pop(old, None)
             return engine, self.locks[key]
+
+    def recall(
+        self, memory_dir: str, cache_dir: str, query: str, exclude: Sequence[str], limit: int
+    ) -> list[dict[str, Any]]:
+        """Recall with a warm engine: index checked before, refreshed in the background after."""
+        engine, lock = self.engine(memory_dir, cache_dir)
+        fresh = self.freshness[(memory_dir, cache_dir)]
+        with lock:
+            fresh.before_recall()
+            found = recall_attachments(engine, query, exclude, limit)
+        fresh.after_recall(lock)
+        return found
 
     def handle(self, body: Any) -> dict[str, Any]:
         self.last_request = time.monotonic()
@@ -124,6 +232,11 @@ class RecallDaemon:
             return {"ok": False, "error": f"expected protocol {PROTOCOL}"}
         op = body.get("op")
         base = {"ok": True, "fingerprint": self.fingerprint}
+        wanted = body.get("fingerprint")
+        if wanted is not None and wanted != self.fingerprint:
+            # another memdir build asks: refuse before doing anything, so it can run the hook
+            # itself without the work (state, log) being done twice
+            return {"ok": False, "stale": True, "error": "the daemon runs another memdir build"}
         if op == "status":
             return {**base, **self.status()}
         if op == "stop":
@@ -134,15 +247,13 @@ class RecallDaemon:
             memory_dir, cache_dir = body.get("memory_dir"), body.get("cache_dir")
             if not isinstance(memory_dir, str) or not isinstance(cache_dir, str):
                 return {"ok": False, "error": "memory_dir and cache_dir are required"}
-            engine, lock = self.engine(memory_dir, cache_dir)
             query = body.get("query") if op == "recall" else "warm up the index"
             exclude = body.get("exclude") or []
             limit = body.get("limit", 5)
             if not isinstance(query, str) or not isinstance(exclude, list):
                 return {"ok": False, "error": "query must be a string, exclude a list"}
             started = time.perf_counter()
-            with lock:
-                found = recall_attachments(engine, query, [str(p) for p in exclude], int(limit))
+            found = self.recall(memory_dir, cache_dir, query, [str(p) for p in exclude], int(limit))
             elapsed = round((time.perf_counter() - started) * 1000, 2)
             return {**base, "attachments": found if op == "recall" else [], "ms": elapsed}
         return {"ok": False, "error": f"unknown op {op!r}"}
@@ -168,9 +279,7 @@ class RecallDaemon:
         def recaller(hc: HookContext, query: str, exclude: list[str]) -> tuple[list[Any], str]:
             if hc.settings.recall_selector == "llm" and hc.settings.model:
                 return recall_in_process(hc, query, exclude), "daemon (llm selector)"
-            engine, lock = self.engine(str(hc.paths.memory_dir), str(hc.cache_dir))
-            with lock:
-                found = recall_attachments(engine, query, exclude, 5)
+            found = self.recall(str(hc.paths.memory_dir), str(hc.cache_dir), query, exclude, 5)
             return [Injected.from_json(d) for d in found], "daemon"
 
         home = Path(cwd)

@@ -40,6 +40,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--context-window", type=int, default=None, help="tokens (default by model)")
     p.add_argument("--hide-recall", action="store_true", help="do not print recalled memories")
     p.add_argument(
+        "--no-tools",
+        action="store_true",
+        help="offer the model no tools (for small local models that cannot use them)",
+    )
+    p.add_argument(
         "--recall-wait",
         type=float,
         default=2.0,
@@ -87,6 +92,7 @@ def cmd_chat(ctx: CliContext) -> int:
         ctx.out.stderr.write(NO_MODEL + "\n")
         return 2
     from memdir.adapters.chat import ChatOptions, ChatSession
+    from memdir.agent.toolset import ToolBox
     from memdir.agents import agent_memory
     from memdir.llm.factory import provider_from_spec
     from memdir.runtime import MemoryRuntime, RuntimeOptions
@@ -106,7 +112,8 @@ def cmd_chat(ctx: CliContext) -> int:
         show_recall=not ctx.args.hide_recall,
         recall_wait=ctx.args.recall_wait,
     )
-    session = ChatSession(runtime, provider, ctx.out.stdout, options=options)
+    toolset = ToolBox([]) if ctx.args.no_tools else None
+    session = ChatSession(runtime, provider, ctx.out.stdout, options=options, toolset=toolset)
     for warning in ctx.settings.warnings:
         ctx.out.warn(warning)
     return asyncio.run(session.run(_read_line))

@@ -173,7 +173,8 @@ def cmd_status(ctx: CliContext) -> int:
             "id": s.id,
             "reason": s.manifest.get("reason"),
             "created": s.manifest.get("created"),
-            "changed": s.changed(),
+            "changed": s.changed(ctx.memory_dir),
+            "finished": s.finished,
             "undone": s.manifest.get("undone"),
         }
         for s in snaps[:5]
@@ -200,7 +201,7 @@ def cmd_status(ctx: CliContext) -> int:
     if recovered:
         text.append("rolled back the lock of a dream that was killed")
     for run in runs:
-        mark = " (undone)" if run["undone"] else ""
+        mark = " (undone)" if run["undone"] else "" if run["finished"] else " (interrupted)"
         text.append(f"run {run['id']}: {run['reason']}, {len(run['changed'])} file(s){mark}")
         text += [f"    {rel}" for rel in run["changed"][:20]]
     ctx.out.data(payload, "\n".join(text))

@@ -41,7 +41,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     d.add_argument("action", choices=DAEMON_ACTIONS)
     d.add_argument("--idle", type=float, default=None, help="seconds idle before it exits")
     d.set_defaults(handler=cmd_daemon)
-    w = events.add_parser("extract-worker", help=argparse.SUPPRESS)
+    w = events.add_parser("extract-worker")  # internal: no help, so not listed
     w.add_argument("--session", required=True)
     w.add_argument("--transcript", type=Path, required=True)
     w.set_defaults(handler=cmd_worker)
@@ -200,7 +200,7 @@ def _wait_for(sock: Path, timeout: float = 30.0) -> None:
 
 
 def cmd_worker(ctx: CliContext) -> int:
-    from memdir.adapters.claude_code.handlers import run_extraction
+    from memdir.adapters.claude_code.lifecycle import run_extraction
 
     hc = hook_context(ctx)
     report = run_extraction(hc, ctx.args.session, ctx.args.transcript)

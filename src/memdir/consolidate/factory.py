@@ -7,13 +7,19 @@ Library code receives these objects; only entry points (CLI, runtime, hooks) bui
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memdir.config import Settings
+from memdir.consolidate.base import Dreamer
 from memdir.consolidate.gate import DreamConfig, DreamGate
 from memdir.consolidate.lock import ConsolidationLock
 from memdir.consolidate.snapshot import DEFAULT_KEEP, Snapshots
 from memdir.paths import ResolvedPaths
 from memdir.store import MemoryStore
+
+if TYPE_CHECKING:
+    from memdir.llm.base import Provider
+    from memdir.recall.embed import Embedder
 
 
 def dream_state_dir(paths: ResolvedPaths) -> Path:
@@ -44,3 +50,23 @@ def dream_gate(
 
 def snapshots(store: MemoryStore, paths: ResolvedPaths, *, keep: int = DEFAULT_KEEP) -> Snapshots:
     return Snapshots(store, dream_state_dir(paths) / "snapshots", keep=keep)
+
+
+def default_dreamer(
+    store: MemoryStore,
+    paths: ResolvedPaths,
+    *,
+    provider: Provider | None = None,
+    embedder: Embedder | None = None,
+) -> Dreamer:
+    """The LLM dreamer when a provider is given, else the offline one (no model needed)."""
+    snaps = snapshots(store, paths)
+    if provider is not None:
+        from memdir.consolidate.agent import AgentDreamer
+
+        return AgentDreamer(
+            provider, store, snaps, transcripts_dir=paths.transcripts_dir, cwd=paths.cwd
+        )
+    from memdir.consolidate.offline import OfflineDreamer
+
+    return OfflineDreamer(store, snaps, project_root=paths.project_root, embedder=embedder)

@@ -164,10 +164,9 @@ def apply_plan(
     for number, change in enumerate(ordered):
         if progress is not None:
             progress(number, total, change.rel)
-        if index.index_scope(change.rel) is None:
-            atomic_write(store.path_of(change.rel), change.after)  # an index: written as planned
-        else:
-            store.write_text(change.rel, change.after)
+        # Guards ran above and every path is journaled; the indexes are rewritten last, so the
+        # store's per-write index upkeep would only be rewritten again (and cost two fsyncs).
+        atomic_write(store.path_of(change.rel), change.after)
     if progress is not None:
         progress(total, total, "")
 

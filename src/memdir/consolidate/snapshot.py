@@ -110,10 +110,21 @@ class Snapshot:
         self.manifest["after"] = after
         self._save()
 
-    def changed(self) -> list[str]:
-        """Touched paths whose content differs from the snapshot (for reports)."""
+    @property
+    def finished(self) -> bool:
+        """False for a dream that was killed (or is still running): no ``after`` hashes."""
+        return self.manifest.get("after") is not None
+
+    def changed(self, root: Path) -> list[str]:
+        """Touched paths whose content differs from the snapshot: as recorded when the dream
+        finished, else as the files are now (a killed dream)."""
         before = self.manifest.get("files", {})
-        after = self.manifest.get("after") or {}
+        after = self.manifest.get("after")
+        if after is None:
+            after = {
+                rel: content_hash((root / rel).read_bytes()) if (root / rel).is_file() else None
+                for rel in self.journal()
+            }
         return [rel for rel in self.journal() if before.get(rel) != after.get(rel)]
 
     def _save(self) -> None:

@@ -76,6 +76,7 @@ class RuntimeOptions:
     extract_every_n_turns: int = 1
     session_memory: bool = True
     compaction: bool = True
+    dream: bool = True
     recall_wait: float = 0.0
     recall_timeout: float = 15.0
     drain_timeout: float = 60.0
@@ -202,10 +203,30 @@ class MemoryRuntime:
         report.notices = self.notices()
         return report
 
+    def _default_dreamer(self) -> Dreamer:
+        from memdir.consolidate.factory import snapshots
+
+        saved = snapshots(self.store, self.paths)
+        if self.provider is not None:
+            from memdir.consolidate.agent import AgentDreamer
+
+            return AgentDreamer(
+                self.provider,
+                self.store,
+                saved,
+                transcripts_dir=self.paths.transcripts_dir,
+                cwd=self.paths.cwd,
+            )
+        from memdir.consolidate.offline import OfflineDreamer
+
+        return OfflineDreamer(self.store, saved, project_root=self.paths.project_root)
+
     def _start_dream(self) -> None:
-        if self._dreamer is None or self.agent is not None:  # the main agent's memory only
-            self.board.set("dream", state="off", detail="no dreamer configured")
+        if self.agent is not None or not self.options.dream:  # the main agent's memory only
+            self.board.set("dream", state="off", detail="no dreamer for agent memory or turned off")
             return
+        if self._dreamer is None:
+            self._dreamer = self._default_dreamer()
         gate = self._dream_gate
 
         def make_gate() -> DreamGate:
@@ -307,7 +328,7 @@ class MemoryRuntime:
             return
 
         def job() -> Any:
-            return asyncio.to_thread(refresh)
+            return recall_step.in_daemon_thread(refresh, name="memdir-recall-warmup")
 
         self.board.spawn(_WARMUP, job, timeout=self.options.warmup_timeout)
 

@@ -13,11 +13,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import inspect
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from memdir.model import MemoryHeader
 from memdir.recall.base import MAX_SELECTED, Selection
@@ -25,6 +28,8 @@ from memdir.recall.engine import MemoryRecall
 from memdir.recall.keyword import KeywordSelector
 from memdir.recall.session import RecallSession
 from memdir.recall.surface import RelevantMemory
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -38,6 +43,37 @@ class MemoRecallSession(RecallSession):
             key = str(Path(raw).resolve())
             self._resolved[raw] = key
         return key in self.surfaced
+
+
+def in_daemon_thread(fn: Callable[[], T], *, name: str) -> asyncio.Future[T]:
+    """Run ``fn`` on a daemon thread; the future resolves with its result.
+
+    For the index warm-up, which can take minutes on a large new memory dir: a worker of the
+    loop's executor would make ``asyncio.run`` (and so the program's exit) wait for it, while a
+    daemon thread is simply dropped at exit (the index is saved atomically, so an unfinished
+    build leaves the previous index, or none, behind).
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+
+    def settle(result: T | None, error: BaseException | None) -> None:
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)  # type: ignore[arg-type]  # None only with an error
+
+    def run() -> None:
+        try:
+            result, error = fn(), None
+        except BaseException as exc:  # handed to the awaiting task, which reports it
+            result, error = None, exc
+        with contextlib.suppress(RuntimeError):  # the loop closed: nobody is waiting any more
+            loop.call_soon_threadsafe(settle, result, error)
+
+    threading.Thread(target=run, name=name, daemon=True).start()
+    return future
 
 
 class _Inline:

@@ -15,6 +15,7 @@ Invariants:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -43,16 +44,39 @@ def _content(raw: Any, issues: list[str], where: str) -> tuple[ContentBlock, ...
         if kind not in KNOWN_BLOCKS:
             issues.append(f"{where}: unknown block type {kind!r} skipped")
             continue
-        if kind == "tool_use" and not (isinstance(block.get("id"), str) and block.get("name")):
-            issues.append(f"{where}: tool_use without id or name skipped")
+        fixed = _checked(dict(block))
+        if fixed is None:
+            issues.append(f"{where}: malformed {kind} block skipped")
             continue
-        if kind == "tool_result" and not isinstance(block.get("tool_use_id"), str):
-            issues.append(f"{where}: tool_result without tool_use_id skipped")
+        if kind == "text" and not fixed["text"].strip():
             continue
-        if kind == "text" and not str(block.get("text", "")).strip():
-            continue
-        blocks.append(dict(block))
+        blocks.append(fixed)
     return tuple(blocks)
+
+
+def _checked(block: dict[str, Any]) -> dict[str, Any] | None:
+    """The block if its fields have the types the API needs (tool_result content that is neither
+    text nor a list becomes its JSON text), else None."""
+    kind = block.get("type")
+    if kind == "text":
+        return block if isinstance(block.get("text"), str) else None
+    if kind == "thinking":
+        return block if isinstance(block.get("thinking"), str) else None
+    if kind == "tool_use":
+        ok = isinstance(block.get("id"), str) and block["id"] and isinstance(block.get("name"), str)
+        return block if ok and block["name"] and isinstance(block.get("input"), Mapping) else None
+    if kind == "tool_result":
+        if not isinstance(block.get("tool_use_id"), str):
+            return None
+        content = block.get("content", "")
+        if isinstance(content, list):
+            content = [
+                b for b in content if isinstance(b, Mapping) and _checked(dict(b)) is not None
+            ]
+        elif not isinstance(content, str):
+            content = json.dumps(content, ensure_ascii=False, default=str)
+        return {**block, "content": content}
+    return block
 
 
 def message_from_entry(entry: Mapping[str, Any], issues: list[str]) -> ChatMessage | None:

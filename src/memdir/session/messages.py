@@ -210,8 +210,7 @@ def api_shape_problems(api: Sequence[Mapping[str, Any]]) -> list[str]:
             problems.append(f"message {i}: empty content")
             continue
         for b in content:
-            if b.get("type") == "text" and not str(b.get("text", "")).strip():
-                problems.append(f"message {i}: empty text block")
+            problems += [f"message {i}: {p}" for p in _block_problems(b)]
         if role == "assistant":
             if pending:
                 problems.append(f"message {i}: tool_use {sorted(pending)} got no tool_result")
@@ -232,6 +231,30 @@ def api_shape_problems(api: Sequence[Mapping[str, Any]]) -> list[str]:
     if pending:
         problems.append(f"the last message has unanswered tool_use {sorted(pending)}")
     return problems
+
+
+def _block_problems(b: Mapping[str, Any]) -> list[str]:
+    kind = b.get("type")
+    if kind == "text":
+        text = b.get("text")
+        if not isinstance(text, str):
+            return ["text block without a string"]
+        return [] if text.strip() else ["empty text block"]
+    if kind == "tool_use":
+        ok = isinstance(b.get("id"), str) and isinstance(b.get("name"), str)
+        ok = ok and isinstance(b.get("input"), Mapping)
+        return [] if ok else ["tool_use needs a string id and name and an object input"]
+    if kind == "tool_result":
+        content = b.get("content", "")
+        ok = isinstance(b.get("tool_use_id"), str) and isinstance(content, str | list)
+        if isinstance(content, list):
+            ok = ok and all(
+                isinstance(x, Mapping) and isinstance(x.get("type"), str) for x in content
+            )
+        return [] if ok else ["tool_result needs a string tool_use_id and text or block content"]
+    if kind == "thinking":
+        return [] if isinstance(b.get("thinking"), str) else ["thinking block without text"]
+    return []
 
 
 def repair(messages: Sequence[ChatMessage]) -> tuple[list[ChatMessage], list[str]]:

@@ -91,7 +91,10 @@ class OfflineUpdater:
     def render(self, current: str, new_messages: Sequence[ChatMessage], template: str) -> str:
         notes = parse_notes(current)
         known = {s.name for s in parse_notes(template).sections}
-        bodies = {s.name: s.body for s in notes.sections if s.name in known}
+        bodies: dict[str, str] = {}
+        for section in notes.sections:  # a section repeated by hand: keep both bodies
+            if section.name in known:
+                bodies[section.name] = _append(bodies.get(section.name, ""), [section.body])
         stray = [s for s in notes.sections if s.name not in known]
         if notes.preamble or stray:  # hand edits outside the sections: keep them, in the worklog
             kept = [notes.preamble] + [f"{s.name}: {s.body}" for s in stray]

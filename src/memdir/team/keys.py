@@ -87,7 +87,7 @@ def realpath_deepest_existing(path: Path) -> Path:
 
 def validate_team_key(team_dir: Path, key: str) -> Path:
     """The absolute path for ``key`` under ``team_dir``, guaranteed not to escape it."""
-    sanitize_key(key)  # traversal and hidden keys
+    sanitize_key(key)  # shape, traversal and hidden keys
     return pathsafe.resolve_inside(team_dir, key, error=PathTraversalError)
 
 

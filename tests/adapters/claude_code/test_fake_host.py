@@ -12,11 +12,13 @@ import json
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from memdir.adapters import recall_client
 from memdir.adapters.claude_code.fastpath import parse_argv
 from memdir.store import MemoryStore
 from tests.adapters.claude_code.fakehost import FakeHost, HookRun
@@ -259,3 +261,35 @@ def test_the_daemon_answers_byte_for_byte_like_the_full_cli(host: FakeHost) -> N
 )
 def test_only_prompt_hooks_take_the_fast_path(argv: list[str], forwarded: bool) -> None:
     assert (parse_argv(argv, "/p") is not None) is forwarded
+
+
+def test_a_stale_daemon_is_stopped_and_the_prompt_still_answered_once(host: FakeHost) -> None:
+    sock = recall_client.socket_path(host.home / ".memdir")
+    old_build = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; import memdir.adapters.recall_daemon as d;"
+            "d.fingerprint = lambda: '1:an-older-build:0'; sys.exit(d.main(sys.argv[1:]))",
+            "--socket",
+            str(sock),
+            "--idle",
+            "60",
+        ],
+        env=host.env,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not sock.exists():
+            assert time.monotonic() < deadline and old_build.poll() is None
+            time.sleep(0.05)
+        s = host.session()
+        run = s.hook("user-prompt-submit", prompt="what about tabs in Go files?")
+        assert injected_paths(run) == [str((host.memory_dir / "tabs.md").resolve())]
+        assert old_build.wait(timeout=30) == 0  # told to stop
+        log = json.loads(host.memdir("--json", "hook", "log", "--session", s.session_id).stdout)
+        assert [row["via"] for row in log] == ["in-process"]  # answered once, not twice
+    finally:
+        if old_build.poll() is None:
+            old_build.kill()
+        old_build.wait()

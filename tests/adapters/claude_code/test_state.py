@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import subprocess
 import sys
 from pathlib import Path
@@ -72,22 +71,24 @@ def test_a_state_locked_by_another_process_fails_fast(
         holder.stdout.close()
 
 
-def _add_notices(cache_dir: str, worker: int, count: int) -> None:
-    store = SessionStore(Path(cache_dir))
-    for i in range(count):
-        with store.update("shared") as s:
-            s.notices.append(f"{worker}-{i}")
-            s.surfaced.append(f"/m/{worker}-{i}.md")
+_WORKER = """
+import sys
+from pathlib import Path
+from memdir.adapters.claude_code.state import SessionStore
+store, worker = SessionStore(Path(sys.argv[1])), sys.argv[2]
+for i in range(15):
+    with store.update("shared") as s:
+        s.notices.append(f"{worker}-{i}")
+        s.surfaced.append(f"/m/{worker}-{i}.md")
+"""
 
 
 def test_processes_racing_on_one_session_lose_nothing(tmp_path: Path) -> None:
-    ctx = multiprocessing.get_context("spawn")
-    procs = [ctx.Process(target=_add_notices, args=(str(tmp_path), w, 15)) for w in range(4)]
-    for p in procs:
-        p.start()
-    for p in procs:
-        p.join(60)
-        assert p.exitcode == 0
+    # plain processes, not multiprocessing: its resource tracker would outlive the test
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _WORKER, str(tmp_path), str(w)]) for w in range(4)
+    ]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0, 0, 0]
     final = SessionStore(tmp_path).load("shared")
     assert sorted(final.notices) == sorted(f"{w}-{i}" for w in range(4) for i in range(15))
     assert len(set(final.surfaced)) == 60

@@ -17,16 +17,24 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memdir.adapters import recall_client
-from memdir.adapters.claude_code import hooklog
+from memdir.adapters.claude_code import hooklog, lifecycle
 from memdir.adapters.claude_code.handlers import (
     EXTRACT_MODES,
-    HANDLERS,
     HookContext,
     Recaller,
     env_flag,
+    user_prompt_submit,
 )
-from memdir.adapters.claude_code.hookio import parse_input
+from memdir.adapters.claude_code.hookio import HookInput, parse_input
 from memdir.errors import ConfigError
+
+HANDLERS: dict[str, Callable[[HookInput, HookContext], str]] = {
+    "session-start": lifecycle.session_start,
+    "user-prompt-submit": user_prompt_submit,
+    "stop": lifecycle.stop,
+    "pre-compact": lifecycle.pre_compact,
+    "session-end": lifecycle.session_end,
+}
 
 
 @dataclass(frozen=True)

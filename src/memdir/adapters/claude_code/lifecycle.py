@@ -1,0 +1,284 @@
+"""The session-level hooks: ``session-start``, ``stop``, ``pre-compact``, ``session-end``.
+
+Invariants: none of them blocks the host for long — extraction runs in a detached worker, the
+session-end drain is bounded — and none raises past :func:`~.runner.run_event`. ``session-start``
+stays under :data:`SESSION_START_CHARS`; in ``--claude`` mode it leaves the memory instructions
+and ``MEMORY.md`` to the host, which already puts them in its system prompt.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memdir.adapters.claude_code.handlers import HookContext, log_event, start_daemon
+from memdir.adapters.claude_code.hookio import HookInput, clip, context_output
+
+if TYPE_CHECKING:
+    from memdir.extract.base import Extractor
+
+SESSION_START_CHARS = 8_000
+DRAIN_SECONDS = 30.0
+
+# -- session-start --------------------------------------------------------------------------
+
+
+def instructions(hc: HookContext) -> str:
+    """Short memory instructions for the session, in the settings' mode."""
+    settings, paths = hc.settings, hc.paths
+    lines = [
+        "# Memory (memdir)",
+        f"You have a persistent, file-based memory at {paths.memory_dir}. Memories relevant to "
+        "each prompt are added to the conversation automatically.",
+    ]
+    if settings.daily_log_mode:
+        lines.append(
+            f"- Record what is worth keeping as timestamped bullets appended to "
+            f"{paths.logs_dir}/YYYY/MM/YYYY-MM-DD.md (append only); MEMORY.md is a distilled "
+            "index maintained for you — do not edit it."
+        )
+    else:
+        lines += [
+            "- Save what will matter in later sessions — who the user is and how they like to "
+            "work, corrections to your approach, project facts that are not in the code, where "
+            "outside information lives — as one Markdown file per memory with frontmatter "
+            "(name, description, type: user | feedback | project | reference), plus a one-line "
+            "pointer `- [Title](file.md) — hook` in MEMORY.md.",
+            "- When the user asks you to remember something, save it now; when asked to forget "
+            "something, delete or fix that memory. Update an existing memory instead of adding "
+            "a duplicate. Do not save code structure, git history or temporary task state.",
+        ]
+        if settings.team_memory_enabled:
+            lines.append(
+                f"- Memories for the whole team go in {paths.team_dir} (its own MEMORY.md); "
+                "never put credentials or secrets there."
+            )
+    lines.append(
+        "- Memories are point-in-time notes: check files, functions and flags still exist "
+        "before recommending from memory. If the user says to ignore memory, do so."
+    )
+    return "\n".join(lines)
+
+
+def _index_text(hc: HookContext, room: int) -> str:
+    from memdir.prompts import index_section
+
+    section = index_section(_read(hc.paths.entrypoint))
+    if hc.settings.team_memory_enabled and not hc.settings.daily_log_mode:
+        team = index_section(
+            _read(hc.paths.team_entrypoint), heading="## MEMORY.md (team)", team=True
+        )
+        section = f"{section}\n\n{team}"
+    return clip(section, room) if room > 200 else ""
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def session_notes(hc: HookContext, session_id: str) -> str:
+    """This session's notes (written before compaction); '' when absent or still the template."""
+    text = _read(hc.paths.session_memory_path(session_id)).strip()
+    if not text:
+        return ""
+    from memdir.session.notes import builtin_template
+
+    return "" if text == builtin_template().strip() else text
+
+
+def session_start(inp: HookInput, hc: HookContext) -> str:
+    started = time.perf_counter()
+    if not hc.settings.auto_memory_enabled:
+        log_event(hc, inp, started, skipped="memory disabled", source=inp.source)
+        return ""
+    start_daemon(hc)  # warm the recall daemon while the user types the first prompt
+    with hc.sessions.update(inp.session_id) as state:
+        if inp.source in ("startup", "clear"):
+            state.surfaced, state.used_bytes = [], 0  # a fresh context
+        elif inp.source == "compact":
+            state.used_bytes = 0
+    hc.sessions.prune()
+    parts: list[str] = []
+    if not hc.settings.claude_mode:  # in --claude mode the host injects its own MEMORY.md
+        parts.append(instructions(hc))
+    notes = session_notes(hc, inp.session_id) if inp.source == "compact" else ""
+    if notes:
+        parts.append(f"## Session notes (kept across the compaction)\n\n{notes}")
+    if parts and not hc.settings.claude_mode:
+        room = SESSION_START_CHARS - sum(len(p) + 2 for p in parts)
+        index = _index_text(hc, room)
+        if index:
+            parts.insert(1, index)
+    text = clip("\n\n".join(parts), SESSION_START_CHARS)
+    log_event(hc, inp, started, source=inp.source, chars=len(text), text=text)
+    return context_output(inp.event, text)
+
+
+# -- stop, pre-compact, session-end ---------------------------------------------------------
+
+
+def stop(inp: HookInput, hc: HookContext) -> str:
+    from memdir.adapters.claude_code.extraction import extraction_running
+
+    started = time.perf_counter()
+    mode = hc.extraction
+    transcript = Path(inp.transcript_path) if inp.transcript_path else None
+    if mode is None or inp.agent_id:
+        log_event(hc, inp, started, skipped="extraction off" if mode is None else "sub-agent")
+        return ""
+    if transcript is None or not transcript.is_file():
+        log_event(hc, inp, started, skipped=f"no transcript at {inp.transcript_path}")
+        return ""
+    sessions = hc.sessions
+    if extraction_running(sessions, inp.session_id):
+        with sessions.update(inp.session_id) as state:
+            state.extract_pending = True
+        log_event(hc, inp, started, extraction="queued behind the running one")
+        return ""
+    _spawn_worker(hc, inp.session_id, transcript)
+    log_event(hc, inp, started, extraction=f"started ({mode})")
+    return ""
+
+
+def _spawn_worker(hc: HookContext, session_id: str, transcript: Path) -> None:
+    import subprocess
+
+    command = [*hc.worker_command, "--session", session_id, "--transcript", str(transcript)]
+    log_file = hc.cache_dir / "hooks" / "worker.log"
+    log_file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with open(log_file, "ab") as err:
+        subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            start_new_session=True,
+            close_fds=True,
+            cwd=str(hc.paths.cwd),
+        )
+
+
+def pre_compact(inp: HookInput, hc: HookContext) -> str:
+    """Bring the session notes up to date (offline), so ``session-start`` with
+    ``source=compact`` can put them back; the recall byte budget starts afresh (the old
+    attachments leave the context) while the never-twice set stays."""
+    started = time.perf_counter()
+    with hc.sessions.update(inp.session_id) as state:
+        state.used_bytes = 0
+        state.compactions += 1
+    log_event(hc, inp, started, trigger=inp.trigger, notes=_update_notes(inp, hc))
+    return ""  # PreCompact cannot add context
+
+
+def _update_notes(inp: HookInput, hc: HookContext) -> str:
+    if hc.settings.claude_mode:
+        return "left to the host (its session memory owns that file in --claude mode)"
+    transcript = Path(inp.transcript_path) if inp.transcript_path else None
+    if transcript is None or not transcript.is_file():
+        return f"no transcript at {inp.transcript_path}"
+    from memdir.session import update_notes_from_transcript
+
+    outcome = update_notes_from_transcript(transcript, hc.paths.session_memory_path(inp.session_id))
+    if not outcome.ok:
+        return f"not updated: {outcome.error}"
+    return f"updated ({outcome.messages_covered} messages)" if outcome.changed else "unchanged"
+
+
+def session_end(inp: HookInput, hc: HookContext) -> str:
+    """Drain the extraction, catch up on turns it missed, push team memory when configured."""
+    from memdir.adapters.claude_code.extraction import wait_idle
+
+    started = time.perf_counter()
+    done: dict[str, Any] = {"reason": inp.reason}
+    sessions = hc.sessions
+    done["drained"] = wait_idle(sessions, inp.session_id, DRAIN_SECONDS)
+    transcript = Path(inp.transcript_path) if inp.transcript_path else None
+    if done["drained"] and hc.extraction and transcript is not None and transcript.is_file():
+        report = run_extraction(hc, inp.session_id, transcript)
+        done["final_extraction_runs"] = report.runs
+    done["team_push"] = _team_push(hc)
+    done["dream"] = _dream_gate(hc, inp.session_id)
+    log_event(hc, inp, started, **done)
+    return ""
+
+
+def _dream_gate(hc: HookContext, session_id: str) -> str:
+    """Check the dream gate (cheap when closed). This build has the gate and lock but no
+    dreamer to run, so an open gate is reported for ``memdir hook log`` and left open."""
+    from memdir.consolidate.factory import dream_gate
+
+    result = dream_gate(hc.settings, hc.paths).check(current_session=session_id)
+    if not result.open:
+        return f"gate closed ({result.reason})"
+    return f"gate open ({len(result.sessions)} sessions to review); no dreamer in this build"
+
+
+def run_extraction(hc: HookContext, session_id: str, transcript: Path) -> Any:
+    """The worker's body (also run inline at session end)."""
+    from memdir.adapters.claude_code.extraction import run_worker
+
+    return run_worker(
+        store=hc.sessions,
+        cache_dir=hc.cache_dir,
+        memory_dir=hc.paths.memory_dir,
+        session_id=session_id,
+        transcript=transcript,
+        make_extractor=hc.make_extractor or (lambda: default_extractor(hc)),
+        include_meta=hc.extraction == "model",
+    )
+
+
+def default_extractor(hc: HookContext) -> Extractor:
+    from memdir.store import MemoryStore
+    from memdir.team.guard import team_secret_guard
+
+    memory_dir = hc.paths.memory_dir
+    store = MemoryStore(
+        memory_dir,
+        guards=[team_secret_guard(root=memory_dir)],
+        header_cache=hc.cache_dir / "headers.json",
+    )
+    if hc.extraction == "model" and hc.settings.model:
+        from memdir.extract.agent import AgentExtractor
+        from memdir.llm.factory import provider_from_spec
+
+        provider = provider_from_spec(hc.settings.model, hc.env)
+        return AgentExtractor(provider, store, cwd=hc.paths.cwd)
+    from memdir.extract.rule_extractor import RuleExtractor
+
+    return RuleExtractor(store)
+
+
+def _team_push(hc: HookContext) -> str:
+    settings = hc.settings
+    if not (settings.team_memory_enabled and settings.team_sync_url):
+        return "not configured"
+    if not (settings.team_repo and settings.team_token):
+        return "skipped: MEMDIR_TEAM_REPO and MEMDIR_TEAM_TOKEN are needed"
+    import asyncio
+
+    from memdir.team.client import TeamSyncClient
+    from memdir.team.client_state import state_path
+
+    url, repo, token = settings.team_sync_url, settings.team_repo, settings.team_token
+    team_dir = hc.paths.team_dir
+
+    async def push() -> str:
+        async with TeamSyncClient(
+            url=url,
+            token=token,
+            repo=repo,
+            team_dir=team_dir,
+            state_path=state_path(hc.cache_dir, url, repo, team_dir),
+        ) as client:
+            result = await client.push()
+        return f"pushed {len(result.uploaded)} files"
+
+    try:
+        return asyncio.run(push())
+    except Exception as exc:  # the session is over: report, never fail the hook
+        return f"failed: {exc}"
