@@ -18,7 +18,6 @@ from __future__ import annotations
 import builtins
 import datetime as dt
 import os
-import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -36,16 +35,11 @@ from memdir.errors import (
 from memdir.model import Memory, MemoryHeader, MemoryType
 from memdir.pathsafe import check_relative, relative_to_root, resolve_inside
 from memdir.scan import HeaderCache, ScanResult, scan_headers
+from memdir.slug import slugify as slugify  # re-exported: callers import it from here
 
 WriteGuard = Callable[[str, str], None]
 LOCK_NAME = ".memdir.lock"
 MAX_READ_BYTES = 10 * 1024 * 1024
-
-
-def slugify(name: str) -> str:
-    """A file stem from a memory name: lowercase ASCII words joined by '_'."""
-    slug = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
-    return slug[:80].rstrip("_") or "memory"
 
 
 def today(clock: Callable[[], dt.datetime] | None = None) -> str:
