@@ -154,6 +154,16 @@ class LexicalIndex:
             return np.zeros(self.size, dtype=np.float32)
         return np.asarray(self._bm25.get_scores_from_ids(ids), dtype=np.float32)
 
+    def doc_freq(self, term: str) -> int:
+        """How many base documents contain ``term`` (its column's non-zero count)."""
+        if self._bm25 is None:
+            return 0
+        token = self._bm25.vocab_dict.get(term)
+        if token is None:
+            return 0
+        indptr = self._bm25.scores["indptr"]
+        return int(indptr[token + 1] - indptr[token])
+
     def to_bytes(self) -> bytes:
         """The BM25 matrices, vocabulary and settings as one ``.npz`` payload."""
         meta = {"analyzer": self.analyzer.to_json(), "k1": self.k1, "b": self.b, "size": self.size}

@@ -19,6 +19,7 @@ import logging
 import threading
 import time
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,7 +37,9 @@ log = logging.getLogger(__name__)
 
 # Cosine floor for MiniLM: measured on LoCoMo (docs/benchmarks.md), unrelated pairs sit below it.
 DEFAULT_MIN_SIMILARITY = 0.3
-REFRESH_INTERVAL = 2.0  # seconds between directory walks when ranking without headers
+# Seconds between index refreshes when ranking without headers. A refresh stats directories,
+# not files (see recall.dirstate), so every query may afford one.
+REFRESH_INTERVAL = 0.0
 _WARNING_WORDS = ("warning", "gotcha", "bug", "careful", "never", "don't", "avoid", "pitfall")
 
 
@@ -97,13 +100,16 @@ class LocalSelector:
             log.warning("recall index: %s", problem)
         return report
 
+    def _maybe_refresh(self) -> None:
+        age = time.monotonic() - self.index.last_refresh
+        if not self._refreshed or age >= self.refresh_interval:
+            self.refresh()
+
     def _candidates(self, headers: Sequence[MemoryHeader] | None) -> npt.NDArray[np.int64] | None:
         """Refresh the index when it lags the headers; the rows they name (None: all memories)."""
         with self._lock:
             if headers is None:
-                age = time.monotonic() - self.index.last_refresh
-                if not self._refreshed or age >= self.refresh_interval:
-                    self.refresh()
+                self._maybe_refresh()
                 return None
             stale, rows = self.index.resolve(headers)
             # Headers the index cannot hold (unreadable, outside the dir) must not force a
@@ -114,8 +120,8 @@ class LocalSelector:
                 self.refresh()
                 stale, rows = self.index.resolve(headers)
                 self._unindexable = {(h.filename, h.mtime) for h in stale}
-            total = len(self.index.docs)
-            if rows.size == total and np.bincount(rows, minlength=total).all():
+            live = self.index.live_rows()
+            if rows.size == live.size and np.array_equal(np.sort(rows), live):
                 return None  # the headers name every memory: skip the gather
             return np.unique(rows)
 
@@ -131,7 +137,7 @@ class LocalSelector:
         """(rows, lexical, semantic, fused) over ``rows`` (all documents when None)."""
         index = self.index
         if rows is None:
-            rows = np.arange(len(index.docs), dtype=np.int64)
+            rows = index.live_rows()
         if rows.size == 0:
             empty = np.zeros(0, dtype=np.float32)
             return rows, empty, empty, empty
@@ -142,11 +148,23 @@ class LocalSelector:
         return rows, lexical, semantic, fused
 
     def rank(
-        self, query: str, k: int = 200, *, headers: Sequence[MemoryHeader] | None = None
+        self,
+        query: str,
+        k: int = 200,
+        *,
+        headers: Sequence[MemoryHeader] | None = None,
+        exclude: AbstractSet[str] = frozenset(),
     ) -> list[ScoredDoc]:
-        """The top ``k`` memories for ``query`` by fused score (no relevance gate)."""
+        """The top ``k`` memories for ``query`` by fused score (no relevance gate).
+
+        Over ``headers`` when given, else over every indexed memory but those in ``exclude``.
+        """
         with self._lock:
             rows = self._candidates(headers)
+            if exclude and headers is None:
+                gone = [r for rel in exclude if (r := self.index.row_of(rel)) is not None]
+                if gone:
+                    rows = np.setdiff1d(self.index.live_rows(), np.array(gone, dtype=np.int64))
             rows, lexical, semantic, fused = self._scores(query, rows)
             order = _top_k(fused, k)
             docs = self.index.docs
@@ -203,6 +221,19 @@ class LocalSelector:
             return f"usage notes for {tool}, a tool already in use"
         return None
 
+    def select_unseen(
+        self,
+        query: str,
+        exclude: AbstractSet[str],
+        *,
+        recent_tools: Sequence[str] = (),
+        limit: int = MAX_SELECTED,
+    ) -> list[Selection]:
+        """The selection over every indexed memory not in ``exclude`` (no headers needed)."""
+        return self.select_sync(
+            query, None, recent_tools=recent_tools, limit=limit, exclude=exclude
+        )
+
     def select_sync(
         self,
         query: str,
@@ -210,12 +241,13 @@ class LocalSelector:
         *,
         recent_tools: Sequence[str] = (),
         limit: int = MAX_SELECTED,
+        exclude: AbstractSet[str] = frozenset(),
     ) -> list[Selection]:
         """The selection, computed in the calling thread."""
         if limit <= 0 or not query.strip():
             return []
         # Look a little past the limit so gated or demoted entries can be replaced.
-        ranked = self.rank(query, k=limit * 4, headers=headers)
+        ranked = self.rank(query, k=limit * 4, headers=headers, exclude=exclude)
         out: list[Selection] = []
         for doc in ranked:
             if self.drop_reason(doc, recent_tools) is None:
