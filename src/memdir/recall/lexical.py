@@ -6,6 +6,12 @@ gets rebuilt, never queried with mismatched terms. The analyzer is question-awar
 usual English stopwords it drops the words questions are made of ("what", "when", "did", "does",
 "would", "likely" …), which otherwise match every conversational memory and drown the content
 words that carry the query.
+
+Chinese and Japanese are written without spaces, so a "word" there is a whole clause and would
+never match a query. Runs of Han, kana and Hangul characters are indexed as overlapping character
+bigrams instead (a lone character as itself), the dictionary-free scheme Lucene's CJK analyzer
+uses: ``数据库测试`` → ``数据 据库 库测 测试``. Queries go through the same analysis, so a Chinese
+question matches a Chinese memory on the bigrams they share.
 """
 
 from __future__ import annotations
@@ -71,7 +77,8 @@ class AnalyzerConfig:
     )
     split_pattern: str = _SPLIT
     min_length: int = 1
-    version: int = 1
+    cjk_bigrams: bool = True
+    version: int = 2
 
 
 class TermAnalyzer:
@@ -89,8 +96,22 @@ class TermAnalyzer:
             for w in self._split(text.lower().replace("'", "").replace("’", ""))
             if len(w) >= self.config.min_length
         ]
-        kept = [w for w in words if w and w not in self._stop]
-        return [self._stem(w) for w in kept] if self._stem else kept
+        out: list[str] = []
+        for word in words:
+            if self.config.cjk_bigrams and _CJK.search(word):
+                for piece in _CJK_SPLIT.findall(word):
+                    if _CJK.match(piece):
+                        out.extend(_bigrams(piece))
+                    else:
+                        out.extend(self._word(piece))
+            else:
+                out.extend(self._word(word))
+        return out
+
+    def _word(self, word: str) -> list[str]:
+        if not word or word in self._stop:
+            return []
+        return [self._stem(word)] if self._stem else [word]
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self.config)
@@ -102,6 +123,27 @@ class TermAnalyzer:
         data = dict(data)
         data["stopwords"] = tuple(data.get("stopwords", ()))
         return cls(AnalyzerConfig(**data))
+
+
+# Han (with extensions and compatibility ideographs), Hiragana, Katakana (with the half-width
+# forms and the prolonged-sound mark) and Hangul syllables and jamo.
+_CJK_CLASS = (
+    "\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f"
+    "\uac00-\ud7af\u1100-\u11ff\u3130-\u318f\U00020000-\U0002ffff"
+)
+_CJK = re.compile(f"[{_CJK_CLASS}]")
+_CJK_SPLIT = re.compile(f"[{_CJK_CLASS}]+|[^{_CJK_CLASS}]+")
+
+
+def _bigrams(run: str) -> list[str]:
+    if len(run) == 1:
+        return [run]
+    return [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def contains_cjk(text: str) -> bool:
+    """True when ``text`` has a Chinese, Japanese or Korean character."""
+    return _CJK.search(text) is not None
 
 
 def _stemmer(language: str | None) -> Any:
@@ -224,6 +266,7 @@ def _bm25s() -> Any:
 
 __all__ = [
     "ENGLISH_STOPWORDS",
+    "contains_cjk",
     "QUESTION_WORDS",
     "AnalyzerConfig",
     "LexicalIndex",
