@@ -52,11 +52,12 @@ ENGLISH_STOPWORDS: frozenset[str] = _words(
     again further once here all any both each few more most other some own same nor only about
     above after again against below between through during before while because until"""
 )
-# Words that shape a question but say nothing about its topic.
+# Words that shape a question or a request ("explain …", "the difference between …") but say
+# nothing about its topic.
 QUESTION_WORDS: frozenset[str] = _words(
     """what when where who whom whose which why how whats whens wheres whos hows kind kinds sort
     type types likely might may probably would please tell know remember recall anything something
-    thing things get got go going"""
+    thing things get got go going explain explains describe difference differences versus vs"""
 )
 
 _SPLIT = r"(?u)\b\w+\b"
@@ -266,9 +267,9 @@ def _bm25s() -> Any:
 
 __all__ = [
     "ENGLISH_STOPWORDS",
-    "contains_cjk",
     "QUESTION_WORDS",
     "AnalyzerConfig",
     "LexicalIndex",
     "TermAnalyzer",
+    "contains_cjk",
 ]

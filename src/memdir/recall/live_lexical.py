@@ -85,14 +85,31 @@ class LiveLexical:
             out[self.base_rows :] = self._overlay_scores([t for t in terms if t])
         return out
 
+    def query_weight(self, terms: Sequence[str]) -> float:
+        """The most a document could score for ``terms``: every term matched, saturated.
+
+        A BM25 score divided by this is the share of the query's information a memory matches
+        (0 to 1, comparable across queries). A term no memory contains counts as if one memory
+        had it (add-one smoothing): a question full of words the memory dir never uses is
+        probably not about it, but in a dir of three memories an unused everyday word must not
+        weigh more than the one that matched.
+        """
+        live = self._live_count()
+        return sum(self._idf(t, live, smooth=True) for t in terms if t)
+
+    def _live_count(self) -> int:
+        return self.base_rows - int(self._dead.sum()) + sum(e is not None for e in self._overlay)
+
+    def _idf(self, term: str, live: int, *, smooth: bool = False) -> float:
+        df = min(self.base.doc_freq(term) + self._overlay_df[term], live)
+        if smooth:
+            df = max(df, 1)
+        return math.log(1 + (live - df + 0.5) / (df + 0.5))
+
     def _overlay_scores(self, terms: list[str]) -> Scores:
         k1, b = self.base.k1, self.base.b
-        live = self.base_rows - int(self._dead.sum()) + sum(e is not None for e in self._overlay)
-        idf = {
-            t: math.log(1 + (live - df + 0.5) / (df + 0.5))
-            for t in set(terms)
-            if (df := self.base.doc_freq(t) + self._overlay_df[t]) > 0
-        }
+        live = self._live_count()
+        idf = {t: self._idf(t, live) for t in set(terms)}
         out = np.zeros(len(self._overlay), dtype=np.float32)
         for i, entry in enumerate(self._overlay):
             if entry is None:

@@ -4,10 +4,11 @@ Invariants:
 - Works with no model service and no network: the embedder is the packaged MiniLM (or any
   :class:`~memdir.recall.embed.Embedder`), the index is derived and lives in ``cache_dir``.
 - ``select`` only ever returns filenames among the headers it was given, at most ``limit``, and
-  is *selective*: a memory whose cosine similarity to the query is under ``min_similarity`` is
-  dropped even when that leaves nothing (``min_similarity=None`` turns the gate off, for ranking
-  evaluation). Like every selector it never raises into the agent's turn: failures return ``[]``
-  and are logged.
+  is *selective*: a memory the relevance rule (:mod:`memdir.recall.relevance`; by default
+  :class:`~memdir.recall.relevance.EvidenceRule`) rejects is dropped even when that leaves
+  nothing (``min_similarity=None`` turns the gate off, for ranking evaluation; a number restores
+  the old cosine floor). Like every selector it never raises into the agent's turn: failures
+  return ``[]`` and are logged.
 - ``rank`` orders *all* indexed memories (the LLM selector fills its manifest from it), and
   ``explain`` shows, per memory, the lexical, semantic and fused scores and why it was dropped.
 """
@@ -22,6 +23,7 @@ from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -31,28 +33,23 @@ from memdir.recall.base import MAX_SELECTED, Selection
 from memdir.recall.embed import Embedder, MiniLMEmbedder
 from memdir.recall.fusion import FusionConfig
 from memdir.recall.lexical import TermAnalyzer
+from memdir.recall.relevance import (
+    DEFAULT_RULE,
+    CosineFloor,
+    KeepAll,
+    RelevanceRule,
+    ScoredDoc,
+)
 from memdir.recall.search_index import RefreshReport, SearchIndex
 
 log = logging.getLogger(__name__)
 
-# Cosine floor for MiniLM: measured on LoCoMo (docs/benchmarks.md), unrelated pairs sit below it.
+# The first rule's cosine floor, still accepted as ``min_similarity=0.3`` (see recall.relevance).
 DEFAULT_MIN_SIMILARITY = 0.3
 # Seconds between index refreshes when ranking without headers. A refresh stats directories,
 # not files (see recall.dirstate), so every query may afford one.
 REFRESH_INTERVAL = 0.0
 _WARNING_WORDS = ("warning", "gotcha", "bug", "careful", "never", "don't", "avoid", "pitfall")
-
-
-@dataclass(frozen=True, slots=True)
-class ScoredDoc:
-    """One memory with its scores: ``score`` is the fused one that orders results."""
-
-    filename: str
-    score: float
-    lexical: float
-    semantic: float
-    name: str
-    description: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,12 +76,20 @@ class LocalSelector:
         embedder: Embedder | None = None,
         analyzer: TermAnalyzer | None = None,
         fusion: FusionConfig | None = None,
-        min_similarity: float | None = DEFAULT_MIN_SIMILARITY,
+        min_similarity: float | Literal["default"] | None = "default",
+        relevance: RelevanceRule | None = None,
         refresh_interval: float = REFRESH_INTERVAL,
     ) -> None:
         self.index = SearchIndex(memory_dir, cache_dir, embedder or MiniLMEmbedder(), analyzer)
         self.fusion = fusion or FusionConfig()
-        self.min_similarity = min_similarity
+        if relevance is None:
+            if min_similarity == "default":
+                relevance = DEFAULT_RULE
+            elif min_similarity is None:
+                relevance = KeepAll()
+            else:
+                relevance = CosineFloor(float(min_similarity))
+        self.relevance: RelevanceRule = relevance
         self.refresh_interval = refresh_interval
         self._lock = threading.RLock()
         self._refreshed = False
@@ -133,19 +138,21 @@ class LocalSelector:
         npt.NDArray[np.float32],
         npt.NDArray[np.float32],
         npt.NDArray[np.float32],
+        float,
     ]:
-        """(rows, lexical, semantic, fused) over ``rows`` (all documents when None)."""
+        """(rows, lexical, semantic, fused, query weight) over ``rows`` (all when None)."""
         index = self.index
         if rows is None:
             rows = index.live_rows()
         if rows.size == 0:
             empty = np.zeros(0, dtype=np.float32)
-            return rows, empty, empty, empty
-        lexical = index.lexical.scores(query)[rows]
+            return rows, empty, empty, empty, 0.0
+        terms = index.analyzer.terms(query)
+        lexical = index.lexical.scores_for_terms(terms)[rows]
         query_vector = index.embedder.embed([query])[0]
         semantic = index.semantic_scores(query_vector)[rows]
         fused = self.fusion.fuse(lexical, semantic)
-        return rows, lexical, semantic, fused
+        return rows, lexical, semantic, fused, index.lexical.query_weight(terms)
 
     def rank(
         self,
@@ -165,7 +172,7 @@ class LocalSelector:
                 gone = [r for rel in exclude if (r := self.index.row_of(rel)) is not None]
                 if gone:
                     rows = np.setdiff1d(self.index.live_rows(), np.array(gone, dtype=np.int64))
-            rows, lexical, semantic, fused = self._scores(query, rows)
+            rows, lexical, semantic, fused, weight = self._scores(query, rows)
             order = _top_k(fused, k)
             docs = self.index.docs
             return [
@@ -176,6 +183,7 @@ class LocalSelector:
                     semantic=float(semantic[i]),
                     name=docs[rows[i]].name,
                     description=docs[rows[i]].description,
+                    coverage=float(lexical[i]) / weight if weight > 0 else 0.0,
                 )
                 for i in order
             ]
@@ -214,8 +222,9 @@ class LocalSelector:
         return out
 
     def drop_reason(self, doc: ScoredDoc, recent_tools: Sequence[str]) -> str | None:
-        if self.min_similarity is not None and doc.semantic < self.min_similarity:
-            return f"similarity {doc.semantic:.2f} under the floor {self.min_similarity:.2f}"
+        reason = self.relevance.drop_reason(doc)
+        if reason is not None:
+            return reason
         tool = _tool_usage_doc(doc, recent_tools)
         if tool is not None:
             return f"usage notes for {tool}, a tool already in use"
@@ -251,7 +260,7 @@ class LocalSelector:
         out: list[Selection] = []
         for doc in ranked:
             if self.drop_reason(doc, recent_tools) is None:
-                reason = f"lexical {doc.lexical:.2f}, similarity {doc.semantic:.2f}"
+                reason = f"similarity {doc.semantic:.2f}, lexical coverage {doc.coverage:.2f}"
                 out.append(Selection(doc.filename, score=doc.score, reason=reason))
                 if len(out) >= limit:
                     break
