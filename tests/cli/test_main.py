@@ -53,3 +53,39 @@ def test_two_chinese_memories_do_not_collide(tmp_path: Path) -> None:
         "数据库测试规范.md",
         "部署流程.md",
     ]
+
+
+def test_a_chinese_memory_dir_recalls_as_a_new_user_would(tmp_path: Path) -> None:
+    memories = [
+        (
+            "数据库测试规范",
+            "集成测试必须使用真实数据库，不要用模拟对象",
+            "上次模拟测试通过了但生产迁移失败了。",
+        ),
+        ("部署流程", "CI 通过后用 make deploy-staging 部署到预发布环境", "部署后在频道里通知。"),
+        ("退款规则", "超过 1000 欧元的退款需要财务部门的第二位审批人", "退款接口会检查。"),
+    ]
+    for name, description, body in memories:
+        code, _out, err = _run(
+            tmp_path,
+            "--json",
+            "--dir",
+            "mem",
+            "add",
+            name,
+            "-d",
+            description,
+            "-t",
+            "project",
+            "-b",
+            body,
+        )
+        assert code == 0, err
+    code, out, err = _run(
+        tmp_path, "--json", "--dir", "mem", "recall", "集成测试可以用模拟数据库吗？"
+    )
+    assert code == 0, err
+    assert [row["path"] for row in json.loads(out)][:1] == ["数据库测试规范.md"]
+    code, out, err = _run(tmp_path, "--json", "--dir", "mem", "recall", "今天天气怎么样？")
+    assert code == 0, err
+    assert json.loads(out) == []

@@ -62,7 +62,15 @@ def memdir_with(tmp_path: Path) -> MemoryStore:
 
 
 @pytest.mark.parametrize(
-    ("query", "ok"), [("yes", False), ("  continue  ", False), ("", False), ("fix the build", True)]
+    ("query", "ok"),
+    [
+        ("yes", False),
+        ("  continue  ", False),
+        ("", False),
+        ("fix the build", True),
+        ("好的", False),
+        ("集成测试可以用模拟数据库吗？", True),
+    ],
 )
 def test_single_word_prompts_are_skipped(query: str, ok: bool) -> None:
     assert should_recall(query) is ok

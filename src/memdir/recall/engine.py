@@ -26,6 +26,7 @@ from typing import Protocol
 from memdir.model import MemoryHeader
 from memdir.recall.base import MAX_SELECTED, IndexedSelector, Selection, Selector
 from memdir.recall.headers import HeaderTracker
+from memdir.recall.script import contains_cjk
 from memdir.recall.session import RecallSession
 from memdir.recall.surface import Attachment, RelevantMemory, surface
 
@@ -45,10 +46,21 @@ class Ranker(Protocol):
     ) -> Sequence[_Ranked]: ...
 
 
+_CJK_MIN_CHARS = 4  # 继续 (continue), 好的 (ok), はい: short CJK replies are single words too
+
+
 def should_recall(query: str) -> bool:
-    """Single-word prompts ("yes", "continue") carry too little to recall on."""
+    """Single-word prompts ("yes", "continue", "好的") carry too little to recall on.
+
+    Chinese and Japanese have no spaces between words, so there a prompt counts as more than a
+    word once it has a few CJK characters.
+    """
     stripped = query.strip()
-    return bool(stripped) and any(ch.isspace() for ch in stripped)
+    if not stripped:
+        return False
+    if any(ch.isspace() for ch in stripped):
+        return True
+    return sum(1 for ch in stripped if contains_cjk(ch)) >= _CJK_MIN_CHARS
 
 
 class MemoryRecall:

@@ -32,6 +32,9 @@ import numpy.typing as npt
 
 from memdir.atomic import atomic_write
 from memdir.errors import MissingExtraError
+from memdir.recall.script import CJK as _CJK
+from memdir.recall.script import CJK_SPLIT as _CJK_SPLIT
+from memdir.recall.script import contains_cjk
 
 Scores = npt.NDArray[np.float32]
 
@@ -126,25 +129,10 @@ class TermAnalyzer:
         return cls(AnalyzerConfig(**data))
 
 
-# Han (with extensions and compatibility ideographs), Hiragana, Katakana (with the half-width
-# forms and the prolonged-sound mark) and Hangul syllables and jamo.
-_CJK_CLASS = (
-    "\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f"
-    "\uac00-\ud7af\u1100-\u11ff\u3130-\u318f\U00020000-\U0002ffff"
-)
-_CJK = re.compile(f"[{_CJK_CLASS}]")
-_CJK_SPLIT = re.compile(f"[{_CJK_CLASS}]+|[^{_CJK_CLASS}]+")
-
-
 def _bigrams(run: str) -> list[str]:
     if len(run) == 1:
         return [run]
     return [run[i : i + 2] for i in range(len(run) - 1)]
-
-
-def contains_cjk(text: str) -> bool:
-    """True when ``text`` has a Chinese, Japanese or Korean character."""
-    return _CJK.search(text) is not None
 
 
 def _stemmer(language: str | None) -> Any:

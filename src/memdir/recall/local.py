@@ -34,11 +34,11 @@ from memdir.recall.embed import Embedder, MiniLMEmbedder
 from memdir.recall.fusion import FusionConfig
 from memdir.recall.lexical import TermAnalyzer
 from memdir.recall.relevance import (
-    DEFAULT_RULE,
     CosineFloor,
     KeepAll,
     RelevanceRule,
     ScoredDoc,
+    rule_for,
 )
 from memdir.recall.search_index import RefreshReport, SearchIndex
 
@@ -81,10 +81,11 @@ class LocalSelector:
         refresh_interval: float = REFRESH_INTERVAL,
     ) -> None:
         self.index = SearchIndex(memory_dir, cache_dir, embedder or MiniLMEmbedder(), analyzer)
+        self.memory_dir = memory_dir
         self.fusion = fusion or FusionConfig()
         if relevance is None:
             if min_similarity == "default":
-                relevance = DEFAULT_RULE
+                relevance = rule_for(self.index.embedder.name)
             elif min_similarity is None:
                 relevance = KeepAll()
             else:
