@@ -1,7 +1,15 @@
 from __future__ import annotations
 
+import contextlib
+import subprocess
+import sys
+import textwrap
+import time
+import tracemalloc
+from collections.abc import Callable
+
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memdir import frontmatter
@@ -99,3 +107,203 @@ def test_parse_dump_round_trip(meta: dict[str, object], body: str) -> None:
     parsed = frontmatter.parse(frontmatter.dump(meta, body))
     assert parsed.body == body
     assert parsed.meta == meta
+
+
+# -- lenient parsing (reference facts §3) -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "value"),
+    [
+        ("description: Q2 goal: ship the billing API", "Q2 goal: ship the billing API"),
+        ("description: *args and &refs", "*args and &refs"),
+        ("description: [WIP] tidy the backlog", "[WIP] tidy the backlog"),
+        ('description: @team said "hi": {ok}', '@team said "hi": {ok}'),
+        ("description: path C:\\temp\\x: done", "path C:\\temp\\x: done"),
+    ],
+)
+def test_lenient_quotes_values_models_write(line: str, value: str) -> None:
+    text = f"---\nname: n\n{line}\ntype: project\n---\nbody\n"
+    with pytest.raises(FrontmatterError):
+        frontmatter.parse(text)
+    parsed = frontmatter.parse(text, lenient=True)
+    assert parsed.meta == {"name": "n", "description": value, "type": "project"}
+    assert parsed.body == "body\n"
+    assert parsed.repair is not None and parsed.repair.kind == "quoted"
+    assert parsed.repair.lines == (3,)
+
+
+def test_lenient_keeps_file_with_empty_header_when_quoting_fails() -> None:
+    parsed = frontmatter.parse("---\nname: x\n- y\n---\nbody\n", lenient=True)
+    assert parsed.meta == {} and parsed.body == "body\n"
+    assert parsed.repair is not None and parsed.repair.kind == "dropped"
+
+
+def test_lenient_unclosed_fence_keeps_whole_text_as_body() -> None:
+    text = "---\nname: a\nbody without a closing fence\n"
+    parsed = frontmatter.parse(text, lenient=True)
+    assert parsed.body == text and parsed.meta == {}
+    assert parsed.repair is not None and parsed.repair.kind == "dropped"
+
+
+def test_valid_yaml_is_never_requoted() -> None:
+    parsed = frontmatter.parse("---\ndescription: fix bug #12\n---\n", lenient=True)
+    assert parsed.repair is None and parsed.meta == {"description": "fix bug"}
+
+
+def test_repaired_text_changes_only_the_quoted_lines() -> None:
+    text = '\ufeff---\r\nname: n\r\ndescription: a: b \\ "c"\r\ntags: [x]\r\n---\r\nbody: x\r\n'
+    fixed = frontmatter.repaired_text(text)
+    assert fixed == (
+        '\ufeff---\r\nname: n\r\ndescription: "a: b \\\\ \\"c\\""\r\ntags: [x]\r\n---\r\n'
+        "body: x\r\n"
+    )
+    assert frontmatter.parse(fixed).meta["description"] == 'a: b \\ "c"'
+    assert frontmatter.repaired_text("---\nname: ok\n---\n") is None
+    assert frontmatter.repaired_text("---\nname: x\n- y\n---\n") is None
+
+
+def test_parse_memory_reads_quoted_but_refuses_dropped_header() -> None:
+    m = frontmatter.parse_memory("---\nname: n\ndescription: a: b\n---\nx", "n.md")
+    assert m.description == "a: b"
+    with pytest.raises(FrontmatterError, match=r"n\.md"):
+        frontmatter.parse_memory("---\nname: x\n- y\n---\n", "n.md")
+
+
+# -- bad values and hostile YAML (issue #8 items 2 and 3) ---------------------------------------
+
+
+def test_impossible_date_is_kept_as_text_not_a_crash() -> None:
+    # Before: PyYAML's timestamp constructor raised ValueError (month must be in 1..12).
+    assert frontmatter.parse("---\ncreated: 2020-13-45\n---\n").meta == {"created": "2020-13-45"}
+    assert frontmatter.parse("---\nupdated: 2026-11-29 10:00:00\n---\n").meta == {
+        "updated": "2026-11-29 10:00:00"
+    }
+
+
+def alias_bomb(levels: int = 10, width: int = 10) -> str:
+    lines = ["a0: &a0 [" + ",".join(["x"] * width) + "]"]
+    for i in range(1, levels):
+        lines.append(f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * width) + "]")
+    return "---\n" + "\n".join(lines) + "\n---\nbody\n"
+
+
+def test_alias_bomb_is_refused_under_a_memory_and_time_limit() -> None:
+    # A real bound: a child process with 512 MB of address space and a 60 s timeout. Before the
+    # fix, expanding 10^10 nodes exhausted memory (MemoryError) or ran past the timeout.
+    script = textwrap.dedent(
+        f"""
+        import resource, sys
+        resource.setrlimit(resource.RLIMIT_AS, (512 * 2**20, 512 * 2**20))
+        from memdir import frontmatter
+        parsed = frontmatter.parse({alias_bomb()!r}, lenient=True)
+        assert parsed.meta == {{}} and parsed.repair.kind == "dropped", parsed
+        print(parsed.repair.reason)
+        try:
+            frontmatter.parse({alias_bomb()!r})
+        except frontmatter.FrontmatterError as exc:
+            print(exc)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "alias bomb" in done.stdout and done.stdout.count("nodes") == 2
+
+
+@pytest.mark.parametrize(
+    ("block", "reason"),
+    [
+        ("x: " + "[" * 200 + "]" * 200 + "\n", "deeper than"),
+        ("x:\n" + "".join("  " * i + f"k{i}:\n" for i in range(1, 60)), "deeper than"),
+        ("x: &a [1, *a]\n", "recursive"),
+        ("x: " + "y" * (frontmatter.MAX_YAML_CHARS + 1) + "\n", "characters"),
+    ],
+)
+def test_hostile_yaml_is_reported_as_corrupt(block: str, reason: str) -> None:
+    with pytest.raises(FrontmatterError, match=reason):
+        frontmatter.parse(f"---\n{block}---\n")
+    parsed = frontmatter.parse(f"---\n{block}---\nbody", lenient=True)
+    assert parsed.meta == {} and parsed.body == "body"
+    assert parsed.repair is not None and reason in parsed.repair.reason
+
+
+def test_small_alias_use_still_works() -> None:
+    meta = frontmatter.parse("---\nbase: &b {k: v}\nuse: *b\n---\n").meta
+    assert meta == {"base": {"k": "v"}, "use": {"k": "v"}}
+
+
+def _yaml_chain(levels: int, width: int, fanout: int) -> str:
+    lines = [f"l0: &l0 [{', '.join(['v'] * width)}]"]
+    for i in range(1, levels):
+        lines.append(f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * fanout)}]")
+    return "\n".join(lines) + "\n"
+
+
+_hostile_yaml = st.one_of(
+    st.builds(
+        _yaml_chain,
+        st.integers(1, 14),
+        st.integers(1, 30),
+        st.integers(1, 12),
+    ),
+    st.builds(
+        lambda depth, open_, close: "x: " + open_ * depth + close * depth + "\n",
+        st.integers(1, 400),
+        st.sampled_from(["[", "{a: "]),
+        st.sampled_from(["]", "}"]),
+    ),
+    st.builds(
+        lambda depth: "".join("  " * i + f"k{i}:\n" for i in range(depth)),
+        st.integers(1, 120),
+    ),
+    st.lists(
+        st.text(alphabet=st.sampled_from(list("ab:&*[]{}!|>%@`#'\" -\t\\")), max_size=40),
+        max_size=25,
+    ).map(lambda rows: "\n".join(f"k{i}: {r}" for i, r in enumerate(rows)) + "\n"),
+)
+
+
+def _bounded(fn: Callable[[], object]) -> None:
+    tracemalloc.start()
+    started = time.perf_counter()
+    try:
+        fn()
+    finally:
+        elapsed = time.perf_counter() - started
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+    # Safety bounds against hangs and blow-ups, far above normal cost (milliseconds, KBs).
+    assert elapsed < 10.0
+    assert peak < 64 * 2**20
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+@given(block=_hostile_yaml)
+def test_random_yaml_parses_within_bounds_and_lenient_never_raises(block: str) -> None:
+    text = f"---\n{block}---\nbody\n"
+
+    def run() -> None:
+        parsed = frontmatter.parse(text, lenient=True)
+        assert parsed.body == "body\n"
+        assert isinstance(parsed.meta, dict)
+        with contextlib.suppress(FrontmatterError):
+            frontmatter.parse(text)
+        frontmatter.parse_header_lines(text.splitlines(keepends=True))
+
+    _bounded(run)
+
+
+@settings(max_examples=150)
+@given(data=st.binary(max_size=2000))
+def test_random_bytes_never_crash_the_parser(data: bytes) -> None:
+    text = data.decode("utf-8", errors="replace")
+
+    def run() -> None:
+        for candidate in (text, "---\n" + text, "---\n" + text + "\n---\n"):
+            frontmatter.parse(candidate, lenient=True)
+            with contextlib.suppress(FrontmatterError):
+                frontmatter.parse(candidate)
+
+    _bounded(run)

@@ -184,10 +184,15 @@ def test_binary_and_oversized_files_are_refused_with_path(store: MemoryStore) ->
 
 
 def test_corrupt_frontmatter_read_names_the_file(store: MemoryStore) -> None:
-    store.write_text("bad.md", "---\nname: [x\n---\n")
+    store.write_text("bad.md", "---\nname: x\n- y\n---\n")
     with pytest.raises(FrontmatterError, match=r"bad\.md"):
         store.read("bad.md")
-    assert (store.root / "bad.md").read_text() == "---\nname: [x\n---\n"
+    assert (store.root / "bad.md").read_text() == "---\nname: x\n- y\n---\n"
+
+
+def test_read_quotes_values_the_reference_would_quote(store: MemoryStore) -> None:
+    store.write_text("q.md", "---\nname: q\ndescription: Q2 goal: ship it\n---\nbody\n")
+    assert store.read("q.md").description == "Q2 goal: ship it"
 
 
 def test_check_and_rebuild_index(store: MemoryStore) -> None:

@@ -51,8 +51,14 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def atomic_write(path: Path, data: str | bytes, *, mode: int = FILE_MODE) -> None:
-    """Write ``data`` to ``path`` atomically (unique temp, fsync, rename, fsync dir)."""
+def atomic_write(
+    path: Path, data: str | bytes, *, mode: int = FILE_MODE, mtime: float | None = None
+) -> None:
+    """Write ``data`` to ``path`` atomically (unique temp, fsync, rename, fsync dir).
+
+    ``mtime`` sets the file's modification time before the rename, so content and time change
+    together (the consolidation lock keeps its last-run time in its mtime).
+    """
     payload = data.encode("utf-8") if isinstance(data, str) else data
     parent = path.parent
     ensure_dir(parent)
@@ -64,6 +70,8 @@ def atomic_write(path: Path, data: str | bytes, *, mode: int = FILE_MODE) -> Non
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, mode)
+        if mtime is not None:
+            os.utime(tmp, (mtime, mtime))
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

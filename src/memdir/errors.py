@@ -61,6 +61,7 @@ class FrontmatterError(MemdirError):
                 where += f":{line}"
             where += ": "
         super().__init__(f"{where}{message}")
+        self.reason = message
         self.path = Path(path) if path is not None else None
         self.line = line
 
@@ -129,6 +130,19 @@ class InvalidOutputError(ProviderError):
     """The model's output was not valid for the requested schema."""
 
 
+class PromptTooLongError(ProviderError):
+    """The request is longer than the model's context window; ``gap_tokens`` is by how much,
+    when the provider says."""
+
+    def __init__(self, message: str, *, gap_tokens: int | None = None):
+        super().__init__(message)
+        self.gap_tokens = gap_tokens
+
+
+class CompactionError(MemdirError):
+    """A compaction failed (no summary, provider failure, still too long after retries)."""
+
+
 class MissingExtraError(MemdirError, ImportError):
     """An optional dependency is missing; the message names the extra to install."""
 
@@ -162,6 +176,7 @@ class SyncRejectedError(SyncError):
 
 
 __all__ = [
+    "CompactionError",
     "ConfigError",
     "ConflictError",
     "EditError",
@@ -173,6 +188,7 @@ __all__ = [
     "MemoryNotFoundError",
     "MissingExtraError",
     "PathTraversalError",
+    "PromptTooLongError",
     "ProviderConfigError",
     "ProviderError",
     "ProviderUnavailableError",

@@ -11,10 +11,17 @@ Each directory that holds memories for a scope has its own index: the private ro
 
 from __future__ import annotations
 
+import logging
+import os
 import re
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from memdir.errors import UnsafePathError
+from memdir.pathsafe import open_inside
+
+_log = logging.getLogger("memdir")
 
 ENTRYPOINT_NAME = "MEMORY.md"
 MAX_ENTRYPOINT_LINES = 200
@@ -172,10 +179,20 @@ class IndexReport:
 
 
 def read_entrypoint(root: Path, index_rel: str = ENTRYPOINT_NAME) -> str:
-    """The index text, or '' when there is none yet (or it is unreadable as UTF-8)."""
+    """The index text, or '' when there is none yet, it is unreadable as UTF-8, or it is a
+    symlink that resolves outside ``root`` (logged: a link out of the dir is never read)."""
     try:
-        return (root / index_rel).read_text(encoding="utf-8")
-    except (FileNotFoundError, NotADirectoryError, UnicodeDecodeError):
+        fd = open_inside(Path(os.path.realpath(root)), root / index_rel)
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return ""
+    except UnsafePathError as exc:
+        if os.path.lexists(root / index_rel):
+            _log.warning("%s", exc)
+        return ""
+    try:
+        with open(fd, "rb") as fh:
+            return fh.read().decode("utf-8")
+    except UnicodeDecodeError:
         return ""
 
 

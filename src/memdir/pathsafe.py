@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import unicodedata
 import urllib.parse
 from pathlib import Path, PurePosixPath
@@ -98,6 +99,30 @@ def resolve_inside(root: Path, rel: str, *, error: type[UnsafePathError] = Unsaf
     if real_target == real_root or not is_within(real_root, real_target):
         raise error(f"path {rel!r} resolves outside {root} (symlink escape)")
     return target
+
+
+def open_inside(real_root: Path, path: Path | str) -> int:
+    """Open ``path`` for reading only if it physically lies inside ``real_root``; return the fd.
+
+    ``real_root`` must already be a realpath. The check and the open use the same resolved path,
+    opened with ``O_NOFOLLOW`` where the OS has it, so a file swapped for a symlink in between
+    fails instead of being followed. Raises :class:`UnsafePathError` for an escape, ``OSError``
+    for anything else (including a target that is not a regular file).
+    """
+    try:
+        real = os.path.realpath(path, strict=True)
+    except (OSError, RuntimeError) as exc:
+        raise UnsafePathError(f"cannot resolve {path}: {exc}") from None
+    if not is_within(real_root, Path(real)) or Path(real) == real_root:
+        raise UnsafePathError(f"{path} is a symlink that resolves outside {real_root}")
+    fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise IsADirectoryError(errno.EISDIR, "not a regular file", str(path))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def relative_to_root(root: Path, path: Path | str) -> str:

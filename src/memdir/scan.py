@@ -1,8 +1,13 @@
 """Scan a memory dir for headers (frontmatter of the first 30 lines) and render the manifest.
 
 Invariants:
-- A scan never raises for a bad file: unreadable, binary or corrupt files are reported as
-  :class:`ScanIssue` (path + reason) and skipped; the file is never touched.
+- A scan never raises for a bad file and never touches one. Files it cannot read (binary, not
+  UTF-8, unreadable, or a symlink that resolves outside the memory dir) are reported in
+  ``errors`` and skipped: a link out of the dir is an error to report, never content to read.
+- A memory is never dropped for its header: frontmatter is parsed leniently (the reference's
+  quote-and-retry, then an empty header), bounded (alias bombs, deep nesting), and whatever
+  needed repair, plus bad field values such as ``created: 2020-13-45``, is reported in
+  ``notes`` while the file stays in the scan.
 - Only ``*.md`` files count, except any file named ``MEMORY.md``; hidden files and directories
   (temp files, caches) and symlinked directories are not entered.
 - At most the first 30 lines of a file are read, each line capped, so a 50 MB file costs a few
@@ -22,32 +27,42 @@ from pathlib import Path
 from typing import Any
 
 from memdir.atomic import atomic_write
-from memdir.errors import FrontmatterError
-from memdir.frontmatter import parse_lines
+from memdir.errors import UnsafePathError
+from memdir.frontmatter import parse_header_lines
 from memdir.index import ENTRYPOINT_NAME
 from memdir.model import MemoryHeader
+from memdir.pathsafe import is_within, open_inside
 
 MAX_MEMORY_FILES = 200
 FRONTMATTER_MAX_LINES = 30
 _MAX_LINE_CHARS = 8_192
-_CACHE_VERSION = 1
+_CACHE_VERSION = 2
+_DATE_KEYS = ("created", "updated")
 
 
 @dataclass(frozen=True, slots=True)
 class ScanIssue:
     path: Path
     reason: str
+    kind: str = "unreadable"  # errors: unreadable, symlink-escape; notes: frontmatter-*, bad-value
 
 
 @dataclass
 class ScanResult:
     headers: list[MemoryHeader]
-    errors: list[ScanIssue] = field(default_factory=list)
+    errors: list[ScanIssue] = field(default_factory=list)  # files skipped
     total: int = 0  # memory files found before the cap
+    notes: list[ScanIssue] = field(default_factory=list)  # files kept, with something to fix
 
 
-def iter_memory_files(root: Path) -> Iterator[tuple[str, os.DirEntry[str]]]:
-    """(relative POSIX path, dir entry) for every candidate memory file below ``root``."""
+def iter_memory_files(
+    root: Path, issues: list[ScanIssue] | None = None
+) -> Iterator[tuple[str, os.DirEntry[str]]]:
+    """(relative POSIX path, dir entry) for every candidate memory file below ``root``.
+
+    A symlinked file that resolves outside ``root`` is never yielded; it goes to ``issues``.
+    """
+    real_root = Path(os.path.realpath(root))
     stack: list[tuple[str, str]] = [(str(root), "")]
     while stack:
         directory, prefix = stack.pop()
@@ -63,20 +78,45 @@ def iter_memory_files(root: Path) -> Iterator[tuple[str, os.DirEntry[str]]]:
             try:
                 if entry.is_dir(follow_symlinks=False):
                     stack.append((entry.path, rel + "/"))
-                elif (
-                    entry.name.endswith(".md")
-                    and entry.name != ENTRYPOINT_NAME
-                    and entry.is_file(follow_symlinks=True)
-                ):
-                    yield rel, entry
+                elif entry.name.endswith(".md") and entry.name != ENTRYPOINT_NAME:
+                    if entry.is_symlink() and not _link_inside(real_root, entry, issues):
+                        continue
+                    if entry.is_file(follow_symlinks=True):
+                        yield rel, entry
             except OSError:
                 continue
 
 
-def read_head(path: Path, max_lines: int = FRONTMATTER_MAX_LINES) -> list[str]:
-    """The first ``max_lines`` lines (line ends kept), each capped; raises on binary data."""
+def _link_inside(real_root: Path, entry: os.DirEntry[str], issues: list[ScanIssue] | None) -> bool:
+    try:
+        target = Path(os.path.realpath(entry.path, strict=True))
+    except (OSError, RuntimeError):
+        if issues is not None:
+            issues.append(ScanIssue(Path(entry.path), "dangling symlink or symlink loop"))
+        return False
+    if is_within(real_root, target) and target != real_root:
+        return True
+    if issues is not None:
+        issues.append(
+            ScanIssue(
+                Path(entry.path),
+                "symlink resolves outside the memory dir; not read",
+                "symlink-escape",
+            )
+        )
+    return False
+
+
+def read_head(
+    path: Path, max_lines: int = FRONTMATTER_MAX_LINES, *, root: Path | None = None
+) -> list[str]:
+    """The first ``max_lines`` lines (line ends kept), each capped; raises on binary data.
+
+    With ``root`` (a realpath), a file that resolves outside it raises UnsafePathError.
+    """
     lines: list[str] = []
-    with open(path, "rb") as fh:
+    source = open_inside(root, path) if root is not None else os.open(path, os.O_RDONLY)
+    with open(source, "rb") as fh:
         for _ in range(max_lines):
             raw = fh.readline(_MAX_LINE_CHARS)
             if not raw:
@@ -88,9 +128,11 @@ def read_head(path: Path, max_lines: int = FRONTMATTER_MAX_LINES) -> list[str]:
 
 
 def read_header(root: Path, rel: str, mtime: float) -> MemoryHeader:
-    """Parse one file's header; raises OSError / UnicodeDecodeError / FrontmatterError."""
+    """Parse one file's header (leniently); raises OSError / UnicodeDecodeError /
+    UnsafePathError (a link out of ``root``)."""
     path = root / rel
-    return _header(root, rel, mtime, parse_lines(read_head(path), source=path))
+    lines = read_head(path, root=Path(os.path.realpath(root)))
+    return _header(root, rel, mtime, header_meta(lines, path)[0])
 
 
 def _header(root: Path, rel: str, mtime: float, meta: dict[str, Any]) -> MemoryHeader:
@@ -139,14 +181,38 @@ class HeaderCache:
             self._entries = entries
 
     def get(self, rel: str, mtime_ns: int, size: int) -> dict[str, Any] | None:
+        row = self._lookup(rel, mtime_ns, size)
+        return row[2] if row is not None else None
+
+    def get_notes(self, rel: str, mtime_ns: int, size: int) -> list[tuple[str, str]] | None:
+        """(kind, reason) notes stored with a header; None on a miss."""
+        row = self._lookup(rel, mtime_ns, size)
+        if row is None:
+            return None
+        return [(str(k), str(r)) for k, r in row[3]]
+
+    def _lookup(self, rel: str, mtime_ns: int, size: int) -> list[Any] | None:
         row = self._entries.get(rel)
-        if isinstance(row, list) and len(row) == 3 and row[0] == mtime_ns and row[1] == size:
-            meta = row[2]
-            return meta if isinstance(meta, dict) else None
+        if (
+            isinstance(row, list)
+            and len(row) == 4
+            and row[0] == mtime_ns
+            and row[1] == size
+            and isinstance(row[2], dict)
+            and isinstance(row[3], list)
+        ):
+            return row
         return None
 
-    def put(self, rel: str, mtime_ns: int, size: int, meta: dict[str, Any]) -> None:
-        self._entries[rel] = [mtime_ns, size, meta]
+    def put(
+        self,
+        rel: str,
+        mtime_ns: int,
+        size: int,
+        meta: dict[str, Any],
+        notes: list[tuple[str, str]] | None = None,
+    ) -> None:
+        self._entries[rel] = [mtime_ns, size, meta, [list(n) for n in notes or []]]
         self._dirty = True
 
     def retain(self, live: set[str]) -> None:
@@ -169,34 +235,41 @@ def scan_headers(
     """Headers of the memory files under ``root``, newest first, at most ``limit`` of them."""
     headers: list[MemoryHeader] = []
     issues: list[ScanIssue] = []
+    notes: list[ScanIssue] = []
     live: set[str] = set()
     if not root.is_dir():
         return ScanResult([], [])
-    for rel, entry in iter_memory_files(root):
+    real_root = Path(os.path.realpath(root))
+    for rel, entry in iter_memory_files(root, issues):
+        path = Path(entry.path)
         try:
             st = entry.stat(follow_symlinks=True)
         except OSError as exc:
-            issues.append(ScanIssue(Path(entry.path), f"cannot stat: {exc.strerror}"))
+            issues.append(ScanIssue(path, f"cannot stat: {exc.strerror}"))
             continue
         live.add(rel)
-        keep = {"description", "type", "name"}
-        meta = cache.get(rel, st.st_mtime_ns, st.st_size) if cache is not None else None
-        if meta is None:
+        meta: dict[str, Any] | None = None
+        cached: list[tuple[str, str]] | None = None
+        if cache is not None:
+            cached = cache.get_notes(rel, st.st_mtime_ns, st.st_size)
+            meta = cache.get(rel, st.st_mtime_ns, st.st_size)
+        if meta is None or cached is None:
             try:
-                parsed = parse_lines(read_head(Path(entry.path)), source=entry.path)
-            except FrontmatterError as exc:
-                issues.append(ScanIssue(Path(entry.path), str(exc)))
+                meta, cached = header_meta(read_head(path, root=real_root), path)
+            except UnsafePathError:
+                issues.append(
+                    ScanIssue(path, "resolves outside the memory dir; not read", "symlink-escape")
+                )
                 continue
             except UnicodeDecodeError:
-                issues.append(ScanIssue(Path(entry.path), "not UTF-8 text (binary file?)"))
+                issues.append(ScanIssue(path, "not UTF-8 text (binary file?)"))
                 continue
             except OSError as exc:
-                issues.append(ScanIssue(Path(entry.path), f"cannot read: {exc.strerror}"))
+                issues.append(ScanIssue(path, f"cannot read: {exc.strerror}"))
                 continue
-            meta = {k: v for k, v in parsed.items() if k in keep and v is not None}
-            meta = {k: str(v) for k, v in meta.items()}
             if cache is not None:
-                cache.put(rel, st.st_mtime_ns, st.st_size, meta)
+                cache.put(rel, st.st_mtime_ns, st.st_size, meta, cached)
+        notes += [ScanIssue(path, reason, kind) for kind, reason in cached]
         headers.append(_header(root, rel, st.st_mtime, meta))
     if cache is not None:
         cache.retain(live)
@@ -208,7 +281,30 @@ def scan_headers(
     total = len(headers)
     if limit is not None:
         headers = headers[:limit]
-    return ScanResult(headers, issues, total)
+    return ScanResult(headers, issues, total, notes)
+
+
+def header_meta(lines: list[str], source: Path) -> tuple[dict[str, str], list[tuple[str, str]]]:
+    """The header fields a scan keeps, and (kind, reason) notes on what needed repair."""
+    parsed, repair = parse_header_lines(lines, source=source)
+    notes: list[tuple[str, str]] = []
+    if repair is not None:
+        notes.append((f"frontmatter-{repair.kind}", repair.describe()))
+    for key in _DATE_KEYS:
+        value = parsed.get(key)
+        if value is not None and not _is_date(value):
+            notes.append(("bad-value", f"{key}: {str(value)[:40]!r} is not an ISO date"))
+    keep = ("description", "type", "name")
+    meta = {k: str(parsed[k]) for k in keep if parsed.get(k) is not None}
+    return meta, notes
+
+
+def _is_date(value: Any) -> bool:
+    try:
+        dt.datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return True
 
 
 def iso_mtime(mtime: float) -> str:

@@ -281,10 +281,7 @@ class MemoryStore:
         if scope is None:
             return
         index_rel, link = scope
-        try:
-            meta = frontmatter.parse(text).meta
-        except FrontmatterError:
-            meta = {}
+        meta = frontmatter.parse(text, lenient=True).meta
         title = str(meta.get("name") or Path(rel).stem)
         hook = str(meta.get("description") or "")
         current = index.read_entrypoint(self.root, index_rel)

@@ -133,12 +133,12 @@ class Transcript:
                     last = entry["uuid"]
         return cls(path, session_id, cwd, last_uuid=last, **kwargs)
 
-    def _envelope(self, kind: str, *, boundary: bool = False) -> Entry:
+    def _envelope(self, kind: str, *, boundary: bool = False, uuid: str | None = None) -> Entry:
         entry: Entry = {
             "parentUuid": None if boundary else self.last_uuid,
             "isSidechain": self.agent_id is not None,
             "type": kind,
-            "uuid": new_uuid(),
+            "uuid": uuid or new_uuid(),
             "timestamp": timestamp(),
             "sessionId": self.session_id,
             "cwd": self.cwd,
@@ -164,9 +164,10 @@ class Transcript:
         is_compact_summary: bool = False,
         boundary: bool = False,
         tool_use_result: Any = None,
+        uuid: str | None = None,
     ) -> Entry:
         """A user turn (text, or content blocks such as tool results)."""
-        entry = self._envelope("user", boundary=boundary)
+        entry = self._envelope("user", boundary=boundary, uuid=uuid)
         entry["message"] = {"role": "user", "content": _content(content)}
         if is_meta:
             entry["isMeta"] = True
@@ -203,6 +204,27 @@ class Transcript:
         """The user-side message carrying one tool's result."""
         block = tool_result_block(tool_use_id, content, is_error=is_error)
         return self.user([block], tool_use_result=_content(content))
+
+    def compact_boundary(
+        self,
+        *,
+        pre_tokens: int,
+        trigger: str = "auto",
+        preserved: Mapping[str, str] | None = None,
+        uuid: str | None = None,
+    ) -> Entry:
+        """A compact-boundary marker: the conversation before it was replaced by the summary
+        entry that follows. ``parentUuid`` is null (a new chain starts); ``logicalParentUuid``
+        keeps the link. ``preserved`` names the kept segment (``headUuid``/``tailUuid``)."""
+        entry = self._envelope("system", boundary=True, uuid=uuid)
+        entry["subtype"] = "compact_boundary"
+        entry["content"] = "Conversation compacted"
+        entry["logicalParentUuid"] = self.last_uuid
+        metadata: Entry = {"trigger": trigger, "preTokens": pre_tokens}
+        if preserved:
+            metadata["preservedSegment"] = dict(preserved)
+        entry["compactMetadata"] = metadata
+        return self._add(entry)
 
     def summary(self, summary: str, *, leaf_uuid: str | None = None) -> Entry:
         """A ``summary`` entry (no envelope, does not move the parent chain)."""

@@ -470,7 +470,7 @@ async def test_overwrite_by_name_keeps_created_and_replaces_corrupt_files(
         out = await call(client, "memory_save", **args, body="Black.")
         assert out == {"path": "coffee.md", "created": False}
         assert store.read("coffee.md").created == "2020-01-02"
-        (store.root / "coffee.md").write_text("---\nname: [unclosed\n---\nbroken\n")
+        (store.root / "coffee.md").write_text("---\nname: x\n- y\n---\nbroken\n")
         assert "invalid input" in await fail(client, "memory_read", path="coffee.md")
         out = await call(client, "memory_save", **args, body="Fixed.")
         assert out == {"path": "coffee.md", "created": False}

@@ -390,8 +390,8 @@ def test_concurrent_inserts_lose_no_line(tmp_path: Path) -> None:
 @pytest.mark.parametrize("tool_cls", [MemdirMemoryTool, MemdirAsyncMemoryTool])
 async def test_for_dir_installs_the_team_secret_guard(tmp_path: Path, tool_cls: type) -> None:
     tool = tool_cls.for_dir(tmp_path / "mem")
-    leak = _create("/memories/team/aws.md", "key AKIAIOSFODNN7EXAMPLE\n")
-    private = _create("/memories/aws.md", "key AKIAIOSFODNN7EXAMPLE\n")
+    leak = _create("/memories/team/aws.md", "key AKIAQ3JZ7WL2XK5RV4NM\n")
+    private = _create("/memories/aws.md", "key AKIAQ3JZ7WL2XK5RV4NM\n")
     with pytest.raises(ToolError) as info:
         result = tool.call(leak)
         if tool_cls is MemdirAsyncMemoryTool:

@@ -126,6 +126,6 @@ def test_doctor_reports_corrupt_and_missing_description(run: Run) -> None:
     code, out, _ = run("--json", "doctor")
     assert code == 1
     kinds = {(p["kind"], Path(p["path"]).name) for p in json.loads(out)["problems"]}
-    assert ("unreadable", "corrupt.md") in kinds
+    assert ("frontmatter-quoted", "corrupt.md") in kinds
     assert ("no-description", "nodesc.md") in kinds
     assert (memory_dir / "corrupt.md").read_text() == "---\nname: [broken\n---\n"

@@ -176,7 +176,7 @@ async def test_every_tool_over_stdio(tmp_path: Path) -> None:
                     "name": "Token",
                     "description": "d",
                     "type": "reference",
-                    "body": "AKIAIOSFODNN7EXAMPLE",
+                    "body": "AKIAQ3JZ7WL2XK5RV4NM",
                     "path": "team/aws.md",
                 },
                 "refused",

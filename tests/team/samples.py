@@ -7,10 +7,12 @@ scanner). Used by ``tests/team/test_secrets.py`` and ``benchmarks/secrets_bench.
 
 from __future__ import annotations
 
+import json
 import random
 import string
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 UPPER = string.ascii_uppercase
 LOWER = string.ascii_lowercase
@@ -259,3 +261,19 @@ SPECS: dict[str, Spec] = {
         lambda r: "-----BEGIN RSA PRIVATE KEY-----\n" + rand(r, B64, 200),
     ),
 }
+
+
+GITLEAKS_SAMPLES = Path(__file__).parent / "data" / "gitleaks_samples.json"
+
+
+def gitleaks_samples() -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """(true positives, false positives) by rule id: gitleaks' own literal rule-test samples.
+
+    Stored reversed on disk (see the file's ``encoding`` note); returned readable.
+    """
+    data = json.loads(GITLEAKS_SAMPLES.read_text(encoding="utf-8"))
+
+    def readable(group: dict[str, list[str]]) -> dict[str, list[str]]:
+        return {rule: [sample[::-1] for sample in samples] for rule, samples in group.items()}
+
+    return readable(data["true_positives"]), readable(data["false_positives"])

@@ -20,6 +20,7 @@ from memdir.errors import SyncAuthError, SyncConflictError, SyncError, SyncRejec
 from memdir.team import secrets, wire
 from memdir.team.client import TeamSyncClient, backoff_delay
 from memdir.team.client_state import SyncState, read_local, state_path
+from memdir.team.keys import display_key
 from tests.team.conftest import Remote
 
 # Assembled at run time so no credential-shaped string sits in the repository.
@@ -268,6 +269,44 @@ async def test_traversal_keys_from_a_malicious_server_are_refused(tmp_path: Path
     assert written == [client.team_dir / "fine.md"]
 
 
+def raw_json(entries: dict[str, str]) -> Callable[[httpx.Request], httpx.Response]:
+    """Like :func:`hostile`, but ASCII-escaped JSON, so lone surrogates travel as ``\\ud800``."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        body = {"checksum": "sha256:feed", "version": 3, "content": {"entries": entries}}
+        return httpx.Response(
+            200, content=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+        )
+
+    return handler
+
+
+HOSTILE_ENTRIES = {
+    "lone\ud800surrogate.md": "key with a lone surrogate",
+    "k" * 4096 + ".md": "a 4 KB key",
+    "ab/" * 1400 + "x.md": "a 4 KB key of short segments",
+    "value.md": "a value with a lone surrogate \udc80",
+}
+
+
+async def test_hostile_keys_and_values_are_skipped_and_the_pull_completes(tmp_path: Path) -> None:
+    """Regression (#8 item 6): one bad key used to abort the pull, leaving no sync state."""
+    entries = {"a.md": "first", **HOSTILE_ENTRIES, "z.md": "last"}
+    client = mock_client(tmp_path, raw_json(entries))
+    result = await client.pull()
+    assert result.written == ["a.md", "z.md"]
+    assert sorted(s.key for s in result.skipped) == sorted(HOSTILE_ENTRIES)
+    assert tree(client.team_dir) == {"a.md": "first", "z.md": "last"}
+    state = SyncState.load(client.state_path)
+    assert state.pulled_checksum == "sha256:feed" and state.pulled_version == 3
+    assert "a.md" in state.server_checksums
+    # Every report line can be printed and stays short.
+    for skipped in result.skipped:
+        shown = display_key(skipped.key)
+        shown.encode("utf-8")
+        assert len(shown) <= 121 and skipped.reason
+
+
 async def test_oversized_entry_from_the_server_is_skipped(tmp_path: Path) -> None:
     client = mock_client(tmp_path, hostile({"huge.md": "x" * (wire.MAX_ENTRY_BYTES + 1)}))
     result = await client.pull()
@@ -328,9 +367,10 @@ def test_read_local_skips_what_must_not_leave(tmp_path: Path) -> None:
     (team / "big.md").write_text("x" * (wire.MAX_ENTRY_BYTES + 1))
     (team / "bin.md").write_bytes(b"\xff\xfe")
     (team / "link.md").symlink_to(team / "ok.md")
+    (team / "nul.md").write_text("a\x00b")  # the server refuses it: it must not sink a batch
     local = read_local(team)
     assert sorted(local.entries) == ["ok.md", "sub/x.md"]
-    assert [s.key for s in local.skipped] == ["big.md", "bin.md", "link.md"]
+    assert [s.key for s in local.skipped] == ["big.md", "bin.md", "link.md", "nul.md"]
 
 
 def test_corrupt_state_file_starts_over(tmp_path: Path) -> None:

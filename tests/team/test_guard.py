@@ -125,3 +125,20 @@ def test_store_allows_the_same_text_in_private_memory(tmp_path: Path, aws_key: s
     memory = store.create("Staging creds", "how deploys authenticate", "project", _body(aws_key))
     assert aws_key in (tmp_path / memory.path).read_text()
     assert not memory.path.startswith("team/")
+
+
+def test_documentation_examples_may_go_into_team_memory(tmp_path: Path, aws_key: str) -> None:
+    """Regression (#8 item 10): vendors' placeholder keys made how-to notes unshareable."""
+    store = MemoryStore(tmp_path, guards=[team_secret_guard(root=tmp_path)])
+    howto = (
+        "Configure the CLI with the documented sample values first:\n"
+        f"  aws_access_key_id = {'AKIA' + 'IOSFODNN7EXAMPLE'}\n"
+        f"  GITHUB_TOKEN={'gh' + 'p_' + 'x' * 36}\n"
+    )
+    store.create("AWS setup", "how to configure the AWS CLI", "reference", howto,
+                 rel="team/aws.md")  # fmt: skip
+    assert "EXAMPLE" in (tmp_path / "team" / "aws.md").read_text()
+    with pytest.raises(SecretFoundError):
+        store.create("Leak", "a real-looking key", "reference", f"key {aws_key}\n",
+                     rel="team/leak.md")  # fmt: skip
+    assert not (tmp_path / "team" / "leak.md").exists()

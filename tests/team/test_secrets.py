@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 
 from memdir.errors import MemoryNotFoundError
 from memdir.team import secrets
+from memdir.team.placeholders import ENTROPY, is_placeholder, shannon_entropy
 from memdir.team.secrets import REDACTED, RULES, RULES_BY_ID, Finding, labels, redact, scan
-from tests.team.samples import SPECS
+from tests.team.samples import SPECS, gitleaks_samples
 
 REPO = Path(__file__).resolve().parents[2]
 RULE_IDS = sorted(RULES_BY_ID)
@@ -199,3 +200,82 @@ def test_non_ascii_text_keeps_line_numbers_and_redacts_cleanly() -> None:
     text = f"İstanbul ünïcödé 🎉\nſecond line: {token}\n\udcff lone surrogate"
     assert [(f.rule_id, f.line) for f in scan(text)] == [("npm-access-token", 2)]
     assert redact(text) == text.replace(token, REDACTED)
+
+
+# -- placeholders (#8 item 10) ---------------------------------------------------------------
+GITLEAKS_TPS, GITLEAKS_FPS = gitleaks_samples()
+# Samples gitleaks lists as false positives *for one anthropic rule* that are well-formed keys
+# of the *other* anthropic format, which gitleaks (no entropy check on either) reports too.
+CROSS_FORMAT = {"anthropic-api-key": "anthropic-admin-api-key"}
+
+
+def test_gitleaks_sample_sets_cover_the_rules() -> None:
+    assert set(GITLEAKS_TPS) <= set(RULE_IDS) and set(GITLEAKS_FPS) <= set(RULE_IDS)
+    assert sum(map(len, GITLEAKS_TPS.values())) == 71
+    assert sum(map(len, GITLEAKS_FPS.values())) == 88
+
+
+@pytest.mark.parametrize("rule_id", sorted(GITLEAKS_FPS))
+def test_gitleaks_false_positives_are_not_reported(rule_id: str) -> None:
+    """Regression: 32 of these 88 were reported by their own rule before the entropy and
+    allowlist checks (AKIA...EXAMPLE, ghp_ + x's, glc_ + 1's, Google's published keys)."""
+    for sample in GITLEAKS_FPS[rule_id]:
+        found = {f.rule_id for f in scan(sample)}
+        assert rule_id not in found, sample
+        other = {v: k for k, v in CROSS_FORMAT.items()} | CROSS_FORMAT
+        assert found <= {other.get(rule_id)}, (sample, found)
+
+
+@pytest.mark.parametrize("rule_id", sorted(GITLEAKS_TPS))
+def test_gitleaks_true_positives_are_still_found(rule_id: str) -> None:
+    for sample in GITLEAKS_TPS[rule_id]:
+        assert rule_id in {f.rule_id for f in scan(sample)}, rule_id
+
+
+def _placeholder(prefix: str, char: str, n: int) -> str:
+    return prefix + char * n
+
+
+PLACEHOLDERS = {
+    "aws-access-token": ["AKIA" + "IOSFODNN7EXAMPLE", _placeholder("AKIA", "X", 16)],
+    "github-pat": [_placeholder("gh" + "p_", "x", 36), _placeholder("gh" + "p_", "1", 36)],
+    "gitlab-pat": [_placeholder("glpat-", "X", 20)],
+    "grafana-cloud-api-token": [_placeholder("glc_", "1", 42) + "="],
+    "npm-access-token": [_placeholder("npm_", "0", 36)],
+    "stripe-access-token": [_placeholder("sk_live_", "x", 24)],
+    "slack-bot-token": ["xoxb-" + "1" * 12 + "-" + "1" * 12 + "-" + "x" * 24],
+    "huggingface-access-token": [_placeholder("hf_", "x", 34)],
+    "openai-api-key": ["sk-" + "x" * 20 + "T3Blbk" + "FJ" + "x" * 20],
+    "gcp-api-key": ["AI" + "za" + "Sy" + "abcdefghijklmnopqrstuvwxyz1234567"],
+}
+
+
+@pytest.mark.parametrize("rule_id", sorted(PLACEHOLDERS))
+def test_documentation_placeholders_pass_but_random_tokens_of_the_same_shape_do_not(
+    rule_id: str,
+) -> None:
+    for sample in PLACEHOLDERS[rule_id]:
+        assert [r.id for _, _, r in secrets._spans(sample.encode())] == [rule_id]  # shape ok
+        assert scan(f"example: {sample}\n") == [], sample
+        assert redact(f"key={sample} ") == f"key={sample} "
+    rng = random.Random(rule_id)
+    assert [f.rule_id for f in scan(SPECS[rule_id].token(rng) + " ")] == [rule_id]
+
+
+@pytest.mark.parametrize("rule_id", RULE_IDS)
+def test_random_tokens_clear_the_entropy_thresholds(rule_id: str) -> None:
+    """Recall stays 100%: 300 random tokens of every format are each still reported."""
+    rng = random.Random(f"entropy:{rule_id}")
+    spec = SPECS[rule_id]
+    for _ in range(300):
+        token = spec.token(rng)
+        assert [f.rule_id for f in scan(token + " ")] == [rule_id], rule_id
+
+
+def test_entropy_is_shannon_bits_per_byte() -> None:
+    assert shannon_entropy(b"") == 0.0
+    assert shannon_entropy(b"aaaa") == 0.0
+    assert shannon_entropy(b"ab" * 8) == 1.0
+    assert shannon_entropy(bytes(range(16))) == 4.0
+    assert set(ENTROPY) <= set(RULE_IDS)
+    assert is_placeholder("aws-access-token", b"AKIA" + b"Q" * 16)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from starlette.testclient import TestClient
 
 from memdir.team import wire
+from memdir.team.server import ServerConfig, create_app
 from tests.team.conftest import Remote, make_token, run_sync
 
 
@@ -170,6 +173,59 @@ def test_malformed_bodies_are_400(remote: Remote, body: bytes) -> None:
     response = call(remote, "PUT", content=body, headers={"Content-Type": "application/json"})
     assert response.status_code == 400
     assert remote.state() is None
+
+
+def _nested(depth: int) -> bytes:
+    return b'{"entries": {"a.md": ' + b'{"x": ' * depth + b'"y"' + b"}" * depth + b"}}"
+
+
+BAD_BODY = "team_memory_bad_body"
+# (name, raw PUT body, error code): each used to be a 500 (RecursionError, UnicodeEncodeError)
+# or was stored although no client could ever write it (NUL on PostgreSQL, 4 KB keys).
+HOSTILE_BODIES = [
+    ("deep-array", b'{"entries": ' + b"[" * 99_999 + b"]" * 99_999 + b"}", BAD_BODY),
+    ("deep-object", _nested(50_000), BAD_BODY),
+    ("surrogate-key", b'{"entries": {"a\\ud800.md": "x"}}', "team_memory_invalid_key"),
+    ("surrogate-value", b'{"entries": {"a.md": "x \\udc00 y"}}', "team_memory_bad_entry"),
+    ("nul-value", b'{"entries": {"a.md": "x \\u0000 y"}}', "team_memory_bad_entry"),
+    ("long-key", b'{"entries": {"' + b"k" * 4096 + b'.md": "x"}}', "team_memory_invalid_key"),
+    ("long-segment", b'{"entries": {"' + b"s" * 256 + b'.md": "x"}}', "team_memory_invalid_key"),
+]  # fmt: skip
+
+
+def _assert_clear_400(response: httpx.Response, code: str) -> None:
+    assert response.status_code == 400, response.text[:200]
+    details = wire.error_details(response.json())
+    assert details["error_code"] == code
+    message = response.json()["error"]["message"]
+    assert message and len(message) < 400  # one clear line, not the whole key echoed back
+
+
+@pytest.mark.parametrize(
+    ("name", "body", "code"), HOSTILE_BODIES, ids=[b[0] for b in HOSTILE_BODIES]
+)
+def test_hostile_bodies_are_clear_400s_over_http(
+    remote: Remote, name: str, body: bytes, code: str
+) -> None:
+    """Regression (#8 item 7), against the real server process on both backends."""
+    response = call(remote, "PUT", content=body, headers={"Content-Type": "application/json"})
+    _assert_clear_400(response, code)
+    assert remote.state() is None
+    assert put(remote, {"after.md": "still serving"}).status_code == 200
+
+
+def test_hostile_bodies_are_clear_400s_in_process(tmp_path: Path) -> None:
+    """The same table through the ASGI app in this process (what an embedding host runs)."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'team.db'}"
+    token = run_sync(make_token(url, "acme/widgets"))
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    with TestClient(create_app(ServerConfig(url)), raise_server_exceptions=True) as client:
+        for _, body, code in HOSTILE_BODIES:
+            response = client.put(wire.API_PATH, params={"repo": "acme/widgets"}, content=body,
+                                  headers=headers)  # fmt: skip
+            _assert_clear_400(response, code)
+        assert client.get(wire.API_PATH, params={"repo": "acme/widgets"},
+                          headers=headers).status_code == 404  # fmt: skip
 
 
 def test_revoked_token_stops_working(remote: Remote) -> None:

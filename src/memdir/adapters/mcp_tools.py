@@ -138,7 +138,8 @@ class MemoryTools:
             if wanted is None or MemoryType.parse(h.type) == wanted
         ]
         problems = [
-            {"path": self._shown(issue.path), "reason": issue.reason} for issue in result.errors
+            {"path": self._shown(issue.path), "reason": issue.reason, "kind": issue.kind}
+            for issue in [*result.errors, *result.notes]
         ]
         return {"memories": rows[:limit], "total": len(rows), "problems": problems}
 

@@ -257,8 +257,8 @@ def cmd_doctor(ctx: CliContext) -> int:
     store = ctx.store()
     problems: list[dict[str, str]] = []
     result = store.scan(limit=None)
-    for issue in result.errors:
-        problems.append({"kind": "unreadable", "path": str(issue.path), "detail": issue.reason})
+    for issue in [*result.errors, *result.notes]:
+        problems.append({"kind": issue.kind, "path": str(issue.path), "detail": issue.reason})
     for h in result.headers:
         if not h.description:
             problems.append({"kind": "no-description", "path": h.filename, "detail": ""})

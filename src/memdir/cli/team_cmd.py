@@ -18,6 +18,7 @@ from memdir.cli.context import CliContext
 from memdir.cli.output import table
 from memdir.errors import ConfigError, SyncError
 from memdir.team import wire
+from memdir.team.keys import display_key
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -177,7 +178,7 @@ def _pull_payload(result: Any) -> dict[str, Any]:
         "status": result.status,
         "written": result.written,
         "unchanged": result.unchanged,
-        "skipped": [{"path": s.key, "reason": s.reason} for s in result.skipped],
+        "skipped": [{"path": display_key(s.key), "reason": s.reason} for s in result.skipped],
     }
 
 
@@ -187,7 +188,7 @@ def _push_payload(result: Any) -> dict[str, Any]:
         "batches": result.batches,
         "conflicts": result.conflicts,
         "truncated": result.truncated,
-        "skipped": [{"path": s.key, "reason": s.reason} for s in result.skipped],
+        "skipped": [{"path": display_key(s.key), "reason": s.reason} for s in result.skipped],
     }
 
 
@@ -265,7 +266,9 @@ def cmd_status(ctx: CliContext) -> int:
                 "server_max_entries": state.server_max_entries,
                 "local_files": len(local.entries),
                 "pending_upload": pending,
-                "skipped": [{"path": s.key, "reason": s.reason} for s in local.skipped],
+                "skipped": [
+                    {"path": display_key(s.key), "reason": s.reason} for s in local.skipped
+                ],
             }
 
     payload = asyncio.run(run())

@@ -11,10 +11,16 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from memdir.errors import ProviderConfigError, ProviderError, ProviderUnavailableError
+from memdir.errors import (
+    PromptTooLongError,
+    ProviderConfigError,
+    ProviderError,
+    ProviderUnavailableError,
+)
 from memdir.llm.base import Completion, CompletionRequest, Provider
 
 Sleep = Callable[[float], Awaitable[None]]
@@ -38,11 +44,31 @@ class RetryPolicy:
         return jittered
 
 
+_TOO_LONG = re.compile(
+    r"prompt is too long|maximum context length|context[ _]length[ _]exceeded|"
+    r"too many (?:input )?tokens|exceeds the context window",
+    re.IGNORECASE,
+)
+
+
+def _gap_tokens(detail: str) -> int | None:
+    """How far over the window a request was, from the provider's error text, if it says."""
+    match = re.search(r"(\d+)\s*tokens?\s*>\s*(\d+)", detail)  # Anthropic: "215000 tokens > 200000"
+    if match:
+        return max(0, int(match.group(1)) - int(match.group(2)))
+    match = re.search(r"maximum context length is (\d+).*?(\d+) tokens", detail, re.DOTALL)
+    if match:  # OpenAI: "maximum context length is 8192 tokens. However, ... 9000 tokens"
+        return max(0, int(match.group(2)) - int(match.group(1)))
+    return None
+
+
 def status_error(
     kind: str, status: int, detail: str, retry_after: float | None = None
 ) -> ProviderError:
     """The memdir error for an HTTP status from a provider API."""
     message = f"{kind} API returned HTTP {status}: {detail}"
+    if status in (400, 413) and _TOO_LONG.search(detail):
+        return PromptTooLongError(message, gap_tokens=_gap_tokens(detail))
     if status in (401, 403):
         return ProviderConfigError(f"{message} (check the API key and its permissions)")
     if status in (408, 409, 429) or status >= 500:

@@ -26,6 +26,7 @@ from typing import Any
 
 from memdir.atomic import atomic_write
 from memdir.errors import (
+    MemdirError,
     MissingExtraError,
     PathTraversalError,
     SyncAuthError,
@@ -167,11 +168,18 @@ class TeamSyncClient:
         return result
 
     def _write_entry(self, key: str, text: str) -> bool | Skipped:
-        """Write one pulled entry: ``True`` written, ``False`` already identical, or why not."""
+        """Write one pulled entry: ``True`` written, ``False`` already identical, or why not.
+
+        Never raises for one entry's sake: whatever a hostile key or value does to the file
+        system calls, it becomes this entry's :class:`Skipped`, and the pull goes on.
+        """
         try:
             path = validate_team_key(self.team_dir, key)
         except PathTraversalError:
             return Skipped(key, "unsafe key refused")
+        problem = wire.text_problem(text)
+        if problem is not None:
+            return Skipped(key, f"content {problem}")
         if wire.entry_bytes(text) > wire.MAX_ENTRY_BYTES:
             return Skipped(key, f"larger than {wire.MAX_ENTRY_BYTES} bytes")
         try:
@@ -179,7 +187,9 @@ class TeamSyncClient:
                 return False
             atomic_write(path, text)
         except OSError as exc:
-            return Skipped(key, f"cannot write ({exc.strerror})")
+            return Skipped(key, f"cannot write ({exc.strerror or exc})")
+        except MemdirError as exc:  # e.g. a path check deeper in the write refused it
+            return Skipped(key, f"cannot write ({exc})")
         return True
 
     async def fetch_hashes(self) -> None:
@@ -354,5 +364,15 @@ def _server_checksums(document: dict[str, Any]) -> dict[str, str]:
     content = document["content"]
     sums: dict[str, str] = dict(content.get("entryChecksums", {}))
     for key, text in content.get("entries", {}).items():
-        sums.setdefault(key, wire.checksum(text))
-    return sums
+        if key not in sums and wire.text_problem(text) is None:
+            sums[key] = wire.checksum(text)
+    # Only keys a client could hold: the state file stays writable whatever the server sent.
+    return {k: v for k, v in sums.items() if _storable(k) and _storable(v)}
+
+
+def _storable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

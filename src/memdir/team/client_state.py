@@ -6,7 +6,8 @@ Invariants:
   data: it lives in the cache dir, never in the memory dir, and losing it only costs a full
   re-upload check. It is written with :func:`memdir.atomic.atomic_write`.
 - :func:`read_local` reads each file once and decides what may leave the machine: files over
-  ``MAX_ENTRY_BYTES``, non-UTF-8 files, names that fail team key validation and files in which
+  ``MAX_ENTRY_BYTES``, non-UTF-8 files, files holding a NUL character (the server refuses
+  them), names that fail team key validation and files in which
   the secret scanner finds a credential are skipped and reported by path and rule label only.
 """
 
@@ -133,6 +134,10 @@ def _read_one(path: Path, key: str, found: LocalFiles) -> None:
         return
     except OSError as exc:
         found.skipped.append(Skipped(key, f"unreadable ({exc.strerror})"))
+        return
+    problem = wire.text_problem(text)
+    if problem is not None:  # the server would refuse the whole batch for it
+        found.skipped.append(Skipped(key, f"content {problem}"))
         return
     findings = secrets.scan(text)
     if findings:

@@ -12,6 +12,12 @@ raw) that reveals ``..`` or ``/``; NFKC folding that reveals ``..``, ``/``, ``\\
 ``PathTraversalError`` and adds the team-specific containment test. pathsafe is slightly
 stricter than the reference: it also rejects empty keys, ``..`` segments before joining, a
 drive-letter prefix and URL-encoded backslashes.
+
+Before any of that, :func:`check_key_shape` refuses what no file system can take: a lone
+surrogate (``\\ud800`` is legal JSON but not UTF-8, so every ``os`` call on it raises) and keys
+over ``wire.MAX_KEY_BYTES`` or with a segment over ``wire.MAX_KEY_SEGMENT_BYTES`` bytes. So a
+hostile key is one :class:`~memdir.errors.PathTraversalError`, never an ``OSError`` or
+``UnicodeEncodeError`` from deep inside a path call.
 """
 
 from __future__ import annotations
@@ -21,10 +27,43 @@ from pathlib import Path
 
 from memdir import pathsafe
 from memdir.errors import PathTraversalError
+from memdir.team import wire
+
+_SHOWN_CHARS = 120
+
+
+def check_key_shape(key: str) -> None:
+    """PathTraversalError unless ``key`` is valid Unicode and short enough for a file system."""
+    try:
+        encoded = key.encode("utf-8")
+    except UnicodeEncodeError:
+        raise PathTraversalError(f"key {display_key(key)} is not valid Unicode") from None
+    if len(encoded) > wire.MAX_KEY_BYTES:
+        raise PathTraversalError(
+            f"key {display_key(key)} is {len(encoded)} bytes; the limit is {wire.MAX_KEY_BYTES}"
+        )
+    if any(len(part) > wire.MAX_KEY_SEGMENT_BYTES for part in encoded.split(b"/")):
+        raise PathTraversalError(
+            f"key {display_key(key)} has a name over {wire.MAX_KEY_SEGMENT_BYTES} bytes"
+        )
+
+
+def display_key(key: str) -> str:
+    """``key`` safe to print anywhere: escapes instead of surrogates and controls, and cut short.
+
+    Keys come from other people; a lone surrogate would make writing the report fail, and a
+    4 KB key would drown it.
+    """
+    shown = "".join(
+        ch if ch.isprintable() and not 0xD800 <= ord(ch) <= 0xDFFF else ascii(ch)[1:-1]
+        for ch in key[:_SHOWN_CHARS]
+    )
+    return shown + "…" if len(key) > _SHOWN_CHARS else shown
 
 
 def sanitize_key(key: str) -> str:
     """The key in normal POSIX form (``a//./b`` -> ``a/b``), or PathTraversalError."""
+    check_key_shape(key)
     return pathsafe.check_relative(key, error=PathTraversalError)
 
 
@@ -39,6 +78,7 @@ def realpath_deepest_existing(path: Path) -> Path:
 
 def validate_team_key(team_dir: Path, key: str) -> Path:
     """The absolute path for ``key`` under ``team_dir``, guaranteed not to escape it."""
+    check_key_shape(key)
     return pathsafe.resolve_inside(team_dir, key, error=PathTraversalError)
 
 
@@ -77,7 +117,9 @@ def check_team_path(team_dir: Path, path: Path) -> Path:
 
 
 __all__ = [
+    "check_key_shape",
     "check_team_path",
+    "display_key",
     "is_real_path_within_team_dir",
     "realpath_deepest_existing",
     "sanitize_key",

@@ -24,6 +24,9 @@ The 36 rules are the well-known public token formats of gitleaks' default config
   ``benchmarks/secrets_bench.py``; probing pays off for case-insensitive and character-class
   prefixes, up to 15x).
 
+A match is reported only if it is not a documentation placeholder: the per-rule entropy
+thresholds and allowlists of gitleaks, in :mod:`memdir.team.placeholders`.
+
 Sensitive prefixes are assembled at run time so this file does not look like a key to other
 scanners, and so the scanner passes over its own source.
 """
@@ -36,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memdir.errors import MemdirError, MemoryNotFoundError
+from memdir.team.placeholders import is_placeholder
 
 REDACTED = "[REDACTED]"
 
@@ -349,6 +353,13 @@ def _spans(data: bytes) -> list[tuple[int, int, Rule]]:
     return spans
 
 
+def _credentials(data: bytes) -> list[tuple[int, int, Rule]]:
+    """:func:`_spans` minus documentation placeholders (see :mod:`memdir.team.placeholders`)."""
+    return [
+        span for span in _spans(data) if not is_placeholder(span[2].id, data[span[0] : span[1]])
+    ]
+
+
 def _encode(text: str) -> bytes:
     # surrogatepass: a lone surrogate (possible in str) must not make scanning fail.
     return text.encode("utf-8", "surrogatepass")
@@ -359,7 +370,7 @@ def scan_bytes(data: bytes) -> list[Finding]:
     findings: list[Finding] = []
     seen: set[tuple[str, int]] = set()
     line, pos = 1, 0
-    for start, _, rule in _spans(data):
+    for start, _, rule in _credentials(data):
         line += data.count(b"\n", pos, start)
         pos = start
         if (rule.id, line) not in seen:
@@ -393,7 +404,7 @@ def labels(findings: Iterable[Finding]) -> list[str]:
 def redact(text: str) -> str:
     """``text`` with every credential replaced by ``[REDACTED]``; everything else unchanged."""
     data = _encode(text)
-    spans = _spans(data)
+    spans = _credentials(data)
     if not spans:
         return text
     out: list[bytes] = []

@@ -8,6 +8,9 @@ Invariants:
 - Nothing is written unless the whole PUT is valid: every key passes ``keys.sanitize_key``, every
   entry fits ``MAX_ENTRY_BYTES``, the body fits ``MAX_BODY_BYTES`` (a single oversized entry may
   travel alone), and the storage transaction accepts it. ETag is the repository checksum.
+- A hostile body is a 400 with a message, never a 500: JSON nested past the parser's depth,
+  keys or values with a lone surrogate (legal JSON escapes, not UTF-8), values with a NUL
+  character (PostgreSQL cannot store one), keys over ``MAX_KEY_BYTES``.
 - The process keeps no state besides the database, so replicas on PostgreSQL are interchangeable.
 
 Run with ``memdir team serve`` or ``python -m memdir.team.server``.
@@ -25,7 +28,7 @@ from typing import Any
 
 from memdir.errors import MissingExtraError, PathTraversalError
 from memdir.team import auth, wire
-from memdir.team.keys import sanitize_key
+from memdir.team.keys import display_key, sanitize_key
 from memdir.team.storage import RepoState, TeamStorage
 
 try:
@@ -175,6 +178,8 @@ async def _read_body(request: Request) -> dict[str, str] | Response:
         parsed = json.loads(raw)
     except (ValueError, UnicodeDecodeError):
         return _error(400, "team_memory_bad_body", "body is not valid JSON")
+    except RecursionError:  # the parser's own depth guard; the body is hostile, not us broken
+        return _error(400, "team_memory_bad_body", "body is nested too deeply")
     entries = parsed.get("entries") if isinstance(parsed, dict) else None
     if not isinstance(entries, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in entries.items()
@@ -187,9 +192,12 @@ def _validate_entries(entries: Mapping[str, str]) -> Response | None:
     for key, text in entries.items():
         try:
             if not key or sanitize_key(key) != key:
-                raise PathTraversalError(f"invalid key {key!r}")
-        except PathTraversalError:
-            return _error(400, "team_memory_invalid_key", f"invalid entry key {key[:200]!r}")
+                raise PathTraversalError(f"invalid key {display_key(key)}")
+        except PathTraversalError as exc:
+            return _error(400, "team_memory_invalid_key", f"invalid entry key: {exc}")
+        problem = wire.text_problem(text)
+        if problem is not None:
+            return _error(400, "team_memory_bad_entry", f"entry {key!r}: {problem}", key=key)
         size = wire.entry_bytes(text)
         if size > wire.MAX_ENTRY_BYTES:
             return _error(

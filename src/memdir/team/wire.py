@@ -19,6 +19,10 @@ ALIAS_PATH = "/api/team_memory"
 MAX_ENTRY_BYTES = 250_000
 MAX_BODY_BYTES = 200_000
 DEFAULT_MAX_ENTRIES = 5_000
+# A key is a relative file path: no file system takes a name segment over 255 bytes, and no
+# honest team dir nests 1 KB deep. Longer keys could only fail on every client, one by one.
+MAX_KEY_BYTES = 1_024
+MAX_KEY_SEGMENT_BYTES = 255
 TOO_MANY_ENTRIES = "team_memory_too_many_entries"
 ENTRY_TOO_LARGE = "team_memory_entry_too_large"
 BODY_TOO_LARGE = "team_memory_request_too_large"
@@ -62,7 +66,24 @@ def repo_checksum(entry_checksums: Mapping[str, str]) -> str:
 
 
 def entry_bytes(text: str) -> int:
+    """UTF-8 size of an entry (check :func:`text_problem` first: a lone surrogate raises)."""
     return len(text.encode("utf-8"))
+
+
+def text_problem(text: str) -> str | None:
+    """Why ``text`` cannot be a team entry's content, or None.
+
+    A lone surrogate (legal in JSON's ``\\ud800`` escapes, impossible in UTF-8) cannot be stored
+    or written to a file; a NUL character cannot be stored by PostgreSQL and is never Markdown.
+    Both ends apply this one rule, so what a client uploads the server accepts on every backend.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "not valid Unicode (lone surrogate)"
+    if "\x00" in text:
+        return "contains a NUL character"
+    return None
 
 
 def body_bytes(entries: Mapping[str, str]) -> int:

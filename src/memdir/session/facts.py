@@ -1,0 +1,204 @@
+"""What a conversation's structure says, without a model: turns, requests, files, commands, errors.
+
+The offline updater is built on these pure functions. They read tool calls the way the common
+agent harnesses name them (Claude Code's Read/Edit/Write/Bash, the text-editor and shell tools of
+the Anthropic API, memdir's own agent tools), and they never raise on odd input: a tool input that
+is not an object, a path that is not a string, a result with no text — all are skipped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from memdir.session.messages import ChatMessage, result_text
+
+READ_TOOLS = frozenset({"Read", "read_file", "view", "NotebookRead"})
+EDIT_TOOLS = frozenset(
+    {
+        "Edit",
+        "MultiEdit",
+        "NotebookEdit",
+        "str_replace_based_edit_tool",
+        "edit_file",
+        "str_replace",
+        "apply_patch",
+    }
+)
+WRITE_TOOLS = frozenset({"Write", "write_file", "create", "create_file"})
+SHELL_TOOLS = frozenset({"Bash", "bash", "shell", "run_command", "run_shell_command"})
+_PATH_KEYS = ("file_path", "path", "notebook_path", "filename")
+_FUNCTION = re.compile(
+    r"\b(?:def|class|function|func|fn)\s+([A-Za-z_][\w]*)|"
+    r"\b(?:const|let|var)\s+([A-Za-z_]\w*)\s*=\s*(?:async\s*)?\("
+)
+_ERROR_LINE = re.compile(
+    r"\b[A-Z]\w*(?:Error|Exception)\b|\berror(?:\[\w+\])?:|\bfatal:|\bpanic:|"
+    r"command not found|No such file or directory|Permission denied"
+)
+_WEAK_ERROR_LINE = re.compile(r"\bFAILED\b|\b\d+ failed\b|exit code [1-9]|\berror\b", re.I)
+_RESULT_LINE = re.compile(
+    r"\b\d+ (?:passed|failed|errors?)\b|\bcoverage\b.*\d+%|^\[\w[\w/.-]* [0-9a-f]{7,}\]|"
+    r"\bcommitted\b|\bbenchmark\b.*\d",
+    re.IGNORECASE,
+)
+
+
+def tool_path(tool_use: Mapping[str, Any]) -> str | None:
+    raw = tool_use.get("input")
+    if not isinstance(raw, Mapping):
+        return None
+    for key in _PATH_KEYS:
+        value = raw.get(key)
+        if isinstance(value, str) and value.strip() and "\n" not in value:
+            return value.strip()
+    return None
+
+
+def tool_command(tool_use: Mapping[str, Any]) -> str | None:
+    raw = tool_use.get("input")
+    if not isinstance(raw, Mapping):
+        return None
+    value = raw.get("command", raw.get("cmd"))
+    if isinstance(value, list):
+        value = " ".join(str(v) for v in value)
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def file_action(name: str, tool_use: Mapping[str, Any]) -> str | None:
+    """'read', 'edited' or 'written' for a file tool call, else None."""
+    raw = tool_use.get("input")
+    command = raw.get("command") if isinstance(raw, Mapping) else None
+    if name == "str_replace_based_edit_tool" and command in ("view",):
+        return "read"
+    if name == "str_replace_based_edit_tool" and command == "create":
+        return "written"
+    if name in READ_TOOLS:
+        return "read"
+    if name in EDIT_TOOLS:
+        return "edited"
+    if name in WRITE_TOOLS:
+        return "written"
+    return None
+
+
+def functions_in(tool_use: Mapping[str, Any]) -> list[str]:
+    """Function/class names a write or edit introduced or touched (from its new text)."""
+    raw = tool_use.get("input")
+    if not isinstance(raw, Mapping):
+        return []
+    texts = [raw.get(k) for k in ("new_string", "content", "new_str", "file_text")]
+    edits = raw.get("edits")
+    if isinstance(edits, list):
+        texts += [e.get("new_string") for e in edits if isinstance(e, Mapping)]
+    names: list[str] = []
+    for text in texts:
+        if isinstance(text, str):
+            for match in _FUNCTION.finditer(text):
+                name = match.group(1) or match.group(2)
+                if name and name not in names:
+                    names.append(name)
+    return names
+
+
+def one_line(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: max(0, limit - 1)].rstrip() + "…"
+
+
+def is_request(message: ChatMessage) -> bool:
+    """A message the user typed (not a tool result carrier, not injected, not a summary)."""
+    if message.role != "user" or message.is_meta or message.kind != "message":
+        return False
+    if any(b.get("type") == "tool_result" for b in message.content):
+        return False
+    text = message.text
+    return bool(text) and not _is_harness_text(text)
+
+
+def _is_harness_text(text: str) -> bool:
+    stripped = text.lstrip()
+    return stripped.startswith(("<command-", "<local-command-", "<system-reminder>", "Caveat:"))
+
+
+@dataclass
+class Turn:
+    """A user request and everything the assistant did until the next request."""
+
+    request: ChatMessage | None
+    messages: list[ChatMessage] = field(default_factory=list)
+
+    @property
+    def tool_uses(self) -> list[Mapping[str, Any]]:
+        return [b for m in self.messages if m.role == "assistant" for b in m.tool_uses]
+
+    @property
+    def results(self) -> list[Mapping[str, Any]]:
+        return [
+            b
+            for m in self.messages
+            if m.role == "user"
+            for b in m.content
+            if b.get("type") == "tool_result"
+        ]
+
+    @property
+    def final_text(self) -> str:
+        for m in reversed(self.messages):
+            if m.role == "assistant" and m.has_text:
+                return m.text
+        return ""
+
+
+def split_turns(messages: Sequence[ChatMessage]) -> list[Turn]:
+    turns: list[Turn] = []
+    for m in messages:
+        if m.is_boundary or m.kind == "compact_summary":
+            continue
+        if is_request(m):
+            turns.append(Turn(m))
+        elif turns:
+            turns[-1].messages.append(m)
+        else:
+            turns.append(Turn(None, [m]))
+    return turns
+
+
+def failed_results(turn: Turn) -> list[tuple[str, str]]:
+    """(tool description, first error line) for every failed tool result in ``turn``."""
+    uses = {str(b.get("id")): b for b in turn.tool_uses}
+    found: list[tuple[str, str]] = []
+    for block in turn.results:
+        text = result_text(block.get("content"))
+        flagged = bool(block.get("is_error"))
+        line = _first_error_line(text)
+        if not flagged and line is None:
+            continue
+        use = uses.get(str(block.get("tool_use_id")))
+        what = "tool"
+        if use is not None:
+            target = tool_path(use) or tool_command(use) or ""
+            what = f"{use.get('name', 'tool')} {one_line(target, 80)}".strip()
+        found.append((what, one_line(line or text, 240)))
+    return found
+
+
+def _first_error_line(text: str) -> str | None:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    for pattern in (_ERROR_LINE, _WEAK_ERROR_LINE):
+        for ln in reversed(lines):  # the last error line is usually the real one (tracebacks)
+            if pattern.search(ln):
+                return ln
+    return None
+
+
+def result_lines(turn: Turn) -> list[str]:
+    """Lines of tool output that state a result (test summaries, commits, benchmark figures)."""
+    found: list[str] = []
+    for block in turn.results:
+        for ln in result_text(block.get("content")).splitlines():
+            if _RESULT_LINE.search(ln) and len(ln.strip()) > 3:
+                found.append(one_line(ln.strip(" =-"), 200))
+    return found

@@ -1,0 +1,336 @@
+"""The offline notes updater: fills the 10 sections from the conversation's structure alone.
+
+No model is involved, so it is deterministic and fast, and compaction keeps its meaning with no
+API key. It is incremental: it reads the current notes, merges in what the new messages add, and
+writes one file in the template's structure. What it fills:
+
+* Session Title — the first real request (kept once set); Current State — the latest request,
+  the latest assistant text and what the last turn did (replaced every time);
+* Task specification — every user message, short (the user's words carry the intent and the
+  decisions); only when over the cap are the oldest shortened, then folded;
+* Files and Functions — each path read/edited/written with counts and the functions an edit
+  touched; Workflow — shell commands with counts; Errors & Corrections — failed tool results
+  and the user's corrections (the rule extractor's patterns); Learnings — the user's standing
+  instructions; Key results — test summaries, commits and figures from tool output; Worklog —
+  one dense line per turn.
+
+Invariants: the output always has exactly the template's sections (hand-written lines it cannot
+parse are kept as they are); every section stays under its cap and the whole under the total,
+trimming the least important lines first; file paths are the last thing ever trimmed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memdir.extract.rules import candidates
+from memdir.session import facts
+from memdir.session.memory import UpdateOutcome
+from memdir.session.messages import ChatMessage
+from memdir.session.notes import (
+    SECTION_MAX_TOKENS,
+    TOTAL_MAX_TOKENS,
+    parse_notes,
+    render_notes,
+    write_notes,
+)
+
+REQUEST_CHARS = 400
+CONDENSED_CHARS = 140
+CORRECTION_RULES = frozenset({"correction"})
+LEARNING_RULES = frozenset({"from-now-on", "directive", "preference", "remember"})
+_FILE_LINE = re.compile(
+    r"^- `(?P<path>[^`]+)` — (?P<counts>[a-z]+ \d+(?:, [a-z]+ \d+)*)(?: — fn: (?P<fns>.*))?$"
+)
+_CMD_LINE = re.compile(r"^- `(?P<cmd>.+)`(?: ×(?P<n>\d+))?$")
+_REQ_LINE = re.compile(r"^- (?P<text>.*)$")
+ACTIONS = ("read", "edited", "written")
+
+
+@dataclass
+class _FileInfo:
+    counts: dict[str, int] = field(default_factory=dict)
+    functions: list[str] = field(default_factory=list)
+
+    def line(self, path: str, *, with_functions: bool = True) -> str:
+        counts = ", ".join(f"{a} {self.counts[a]}" for a in ACTIONS if self.counts.get(a))
+        fns = f" — fn: {', '.join(self.functions[:8])}" if with_functions and self.functions else ""
+        return f"- `{path}` — {counts or 'read 0'}{fns}"
+
+
+def _bullets(body: str) -> tuple[list[str], list[str]]:
+    """(bullet lines, other lines) of a section body."""
+    lines = [ln for ln in body.splitlines() if ln.strip()]
+    return [ln for ln in lines if ln.startswith("- ")], [
+        ln for ln in lines if not ln.startswith("- ")
+    ]
+
+
+class OfflineUpdater:
+    """Merges new messages into notes text; see the module docstring."""
+
+    name = "offline"
+    cursor_at_end = True
+
+    def __init__(
+        self,
+        *,
+        section_tokens: int = SECTION_MAX_TOKENS,
+        total_tokens: int = TOTAL_MAX_TOKENS,
+        today: Callable[[], dt.date] = dt.date.today,
+    ) -> None:
+        self.section_chars = section_tokens * 4
+        self.total_chars = total_tokens * 4
+        self.today = today
+
+    def render(self, current: str, new_messages: Sequence[ChatMessage], template: str) -> str:
+        notes = parse_notes(current)
+        known = {s.name for s in parse_notes(template).sections}
+        bodies = {s.name: s.body for s in notes.sections if s.name in known}
+        stray = [s for s in notes.sections if s.name not in known]
+        if notes.preamble or stray:  # hand edits outside the sections: keep them, in the worklog
+            kept = [notes.preamble] + [f"{s.name}: {s.body}" for s in stray]
+            note = " / ".join(facts.one_line(k, 300) for k in kept if k.strip())
+            if note:
+                bodies["Worklog"] = (bodies.get("Worklog", "") + f"\n- (kept) {note}").strip()
+        turns = facts.split_turns(new_messages)
+        if turns:
+            self._merge(bodies, turns)
+        self._fit(bodies)
+        return render_notes(bodies, template)
+
+    async def update(
+        self,
+        path: Path,
+        *,
+        current: str,
+        template: str,
+        messages: Sequence[ChatMessage],
+        new_messages: Sequence[ChatMessage],
+        instruction_extra: str,
+    ) -> UpdateOutcome:
+        """Write the merged notes (``instruction_extra`` is for models; caps apply anyway)."""
+        text = self.render(current, new_messages, template)
+        changed = text != current
+        if changed:
+            await asyncio.to_thread(write_notes, path, text)
+        tokens = parse_notes(text).total_tokens
+        return UpdateOutcome(ok=True, updater=self.name, changed=changed, notes_tokens=tokens)
+
+    # -- merging ----------------------------------------------------------------------------
+
+    def _merge(self, bodies: dict[str, str], turns: list[facts.Turn]) -> None:
+        requests = [t.request for t in turns if t.request is not None]
+        if requests and not bodies.get("Session Title", "").strip():
+            bodies["Session Title"] = facts.one_line(requests[0].text, 80)
+        self._requests(bodies, requests)
+        self._files(bodies, turns)
+        self._commands(bodies, turns)
+        self._errors_and_learnings(bodies, turns)
+        results = [ln for t in turns for ln in facts.result_lines(t)]
+        bodies["Key results"] = _append_unique(bodies.get("Key results", ""), results)
+        active = [t for t in turns if t.request is not None or t.tool_uses or t.final_text]
+        bodies["Worklog"] = _append(bodies.get("Worklog", ""), [self._worklog(t) for t in active])
+        bodies["Current State"] = self._current_state(turns)
+
+    def _requests(self, bodies: dict[str, str], requests: Sequence[ChatMessage]) -> None:
+        lines = [f"- {facts.one_line(r.text, REQUEST_CHARS)}" for r in requests]
+        bodies["Task specification"] = _append(bodies.get("Task specification", ""), lines)
+
+    def _files(self, bodies: dict[str, str], turns: list[facts.Turn]) -> None:
+        bullets, other = _bullets(bodies.get("Files and Functions", ""))
+        files: dict[str, _FileInfo] = {}
+        loose: list[str] = []
+        for line in bullets:
+            m = _FILE_LINE.match(line)
+            if not m:
+                loose.append(line)
+                continue
+            info = files.setdefault(m.group("path"), _FileInfo())
+            for part in m.group("counts").split(", "):
+                action, n = part.rsplit(" ", 1)
+                info.counts[action] = info.counts.get(action, 0) + int(n)
+            if m.group("fns"):
+                info.functions += [f for f in m.group("fns").split(", ") if f]
+        for turn in turns:
+            for use in turn.tool_uses:
+                name = str(use.get("name", ""))
+                action = facts.file_action(name, use)
+                path = facts.tool_path(use)
+                if action is None or path is None:
+                    continue
+                info = files.setdefault(path, _FileInfo())
+                info.counts[action] = info.counts.get(action, 0) + 1
+                for fn in facts.functions_in(use):
+                    if fn not in info.functions:
+                        info.functions.append(fn)
+        lines = other + loose + [info.line(path) for path, info in files.items()]
+        bodies["Files and Functions"] = "\n".join(lines)
+
+    def _commands(self, bodies: dict[str, str], turns: list[facts.Turn]) -> None:
+        bullets, other = _bullets(bodies.get("Workflow", ""))
+        counts: dict[str, int] = {}
+        loose: list[str] = []
+        for line in bullets:
+            m = _CMD_LINE.match(line)
+            if m:
+                counts[m.group("cmd")] = counts.get(m.group("cmd"), 0) + int(m.group("n") or 1)
+            else:
+                loose.append(line)
+        for turn in turns:
+            for use in turn.tool_uses:
+                if str(use.get("name", "")) in facts.SHELL_TOOLS:
+                    command = facts.tool_command(use)
+                    if command:
+                        key = facts.one_line(command, 160).replace("`", "'")
+                        counts[key] = counts.pop(key, 0) + 1  # most recent last
+        lines = [f"- `{c}`" + (f" ×{n}" if n > 1 else "") for c, n in counts.items()]
+        bodies["Workflow"] = "\n".join(other + loose + lines)
+
+    def _errors_and_learnings(self, bodies: dict[str, str], turns: list[facts.Turn]) -> None:
+        errors: list[str] = []
+        learnings: list[str] = []
+        today = self.today()
+        for turn in turns:
+            for what, line in facts.failed_results(turn):
+                errors.append(f"- {what}: {line}")
+            if turn.request is None:
+                continue
+            for cand in candidates(turn.request.text, today=today):
+                if cand.rule in CORRECTION_RULES:
+                    errors.append(f"- User correction: {facts.one_line(cand.source, 300)}")
+                elif cand.rule in LEARNING_RULES and cand.kind == "save":
+                    learnings.append(f"- {facts.one_line(cand.statement, 300)}")
+        bodies["Errors & Corrections"] = _append_unique(
+            bodies.get("Errors & Corrections", ""), errors
+        )
+        bodies["Learnings"] = _append_unique(bodies.get("Learnings", ""), learnings)
+
+    def _worklog(self, turn: facts.Turn) -> str:
+        tools: dict[str, int] = {}
+        paths: list[str] = []
+        for use in turn.tool_uses:
+            name = str(use.get("name", "?"))
+            tools[name] = tools.get(name, 0) + 1
+            path = facts.tool_path(use)
+            if path and path not in paths:
+                paths.append(path.rsplit("/", 1)[-1])
+        ask = facts.one_line(turn.request.text, 70) if turn.request else "(continued)"
+        did = ", ".join(f"{n}×{c}" if c > 1 else n for n, c in tools.items()) or "answered"
+        where = f" [{', '.join(dict.fromkeys(paths[:4]))}]" if paths else ""
+        failed = " (errors)" if facts.failed_results(turn) else ""
+        return f"- {ask} → {did}{where}{failed}"
+
+    def _current_state(self, turns: list[facts.Turn]) -> str:
+        last = turns[-1]
+        request = next((t.request for t in reversed(turns) if t.request is not None), None)
+        lines = []
+        if request is not None:
+            lines.append(f"Latest request: {facts.one_line(request.text, 500)}")
+        reply = last.final_text or next((t.final_text for t in reversed(turns) if t.final_text), "")
+        if reply:
+            lines.append(f"Latest reply: {facts.one_line(reply, 600)}")
+        last_tools = [str(u.get("name")) for u in last.tool_uses]
+        if last_tools:
+            lines.append(f"Last step used: {', '.join(dict.fromkeys(last_tools))}")
+            pending = last.messages[-1].role == "assistant" and bool(last.messages[-1].tool_uses)
+            if pending:
+                lines.append("A tool call was still running when these notes were written.")
+        return "\n".join(lines)
+
+    # -- caps -------------------------------------------------------------------------------
+
+    def _fit(self, bodies: dict[str, str]) -> None:
+        """Every section under its cap, the whole under the total; least important first."""
+        for name in list(bodies):
+            bodies[name] = self._shrink(name, bodies[name], self.section_chars)
+        order = (
+            "Worklog",
+            "Workflow",
+            "Key results",
+            "Errors & Corrections",
+            "Learnings",
+            "Codebase and System Documentation",
+            "Task specification",
+            "Current State",
+            "Files and Functions",
+        )
+        for name in order:
+            over = sum(len(b) for b in bodies.values()) - self.total_chars
+            if over <= 0:
+                return
+            body = bodies.get(name, "")
+            bodies[name] = self._shrink(name, body, max(len(body) - over, len(body) // 3))
+
+    def _shrink(self, name: str, body: str, limit: int) -> str:
+        if len(body) <= limit:
+            return body
+        lines = body.splitlines()
+        if name == "Task specification":  # shorten the oldest requests before dropping any
+            for i, line in enumerate(lines):
+                if len("\n".join(lines)) <= limit:
+                    break
+                if line.startswith("- ") and len(line) > CONDENSED_CHARS:
+                    lines[i] = "- " + facts.one_line(line[2:], CONDENSED_CHARS)
+        if name == "Files and Functions":  # drop function lists; never a path
+            return "\n".join(re.sub(r" — fn: .*$", "", ln) for ln in lines)
+        dropped = 0
+        while len("\n".join(lines)) > limit and len(lines) > 1:
+            lines.pop(1 if lines[0].startswith("- (") and len(lines) > 2 else 0)
+            dropped += 1
+        if dropped:
+            head = f"- ({dropped} earlier lines condensed away)"
+            if lines and lines[0].startswith("- (") and "condensed away" in lines[0]:
+                n = int(re.sub(r"\D", "", lines[0].split("earlier")[0]) or 0)
+                lines[0] = f"- ({n + dropped} earlier lines condensed away)"
+            else:
+                lines.insert(0, head)
+        text = "\n".join(lines)
+        return text if len(text) <= limit else text[: max(0, limit)]
+
+
+def _append(body: str, lines: Sequence[str]) -> str:
+    return "\n".join([*(ln for ln in body.splitlines() if ln.strip()), *lines])
+
+
+def _append_unique(body: str, lines: Sequence[str]) -> str:
+    existing = [ln for ln in body.splitlines() if ln.strip()]
+    seen = set(existing)
+    for line in lines:
+        if line not in seen:
+            existing.append(line)
+            seen.add(line)
+    return "\n".join(existing)
+
+
+async def aupdate_notes_from_transcript(
+    transcript_path: Path,
+    notes_path: Path,
+    *,
+    template: str | None = None,
+) -> UpdateOutcome:
+    """Bring ``notes_path`` up to date with a transcript file, offline (hooks, CLI).
+
+    Resumes from the session-memory state beside the notes, so running it again over a grown
+    transcript only merges what is new.
+    """
+    from memdir.session.convert import load_transcript
+    from memdir.session.memory import SessionMemory
+
+    messages, _issues = await asyncio.to_thread(load_transcript, transcript_path)
+    memory = SessionMemory(notes_path, OfflineUpdater(), template=template)
+    return await memory.update_now(messages)
+
+
+def update_notes_from_transcript(
+    transcript_path: Path, notes_path: Path, *, template: str | None = None
+) -> UpdateOutcome:
+    """:func:`aupdate_notes_from_transcript` for synchronous callers (no running event loop)."""
+    return asyncio.run(
+        aupdate_notes_from_transcript(transcript_path, notes_path, template=template)
+    )
