@@ -9,12 +9,7 @@ import pytest
 
 from memdir.errors import ConfigError
 from memdir.recall.embed import MiniLMEmbedder
-from memdir.recall.multilingual import (
-    USEEmbedder,
-    choose_embedder,
-    is_english,
-    mostly_non_english,
-)
+from memdir.recall.multilingual import USEEmbedder, choose_embedder
 from memdir.store import MemoryStore
 
 ZH = [
@@ -28,42 +23,29 @@ ZH = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("text", "english"),
-    [
-        ("Integration tests must use the real PostgreSQL container, never mocks", True),
-        ("User prefers terse answers", True),
-        ("集成测试必须使用真实数据库", False),
-        ("Le déploiement se fait le vendredi après la validation de la CI", False),
-        ("Die Datenbankmigration läuft jeden Montag in der Nacht", False),
-        ("Los reembolsos de más de 1.000 EUR necesitan un segundo aprobador", False),
-    ],
-)
-def test_language_guess(text: str, english: bool) -> None:
-    assert is_english(text) is english
-
-
-def make_dir(root: Path, memories: list[tuple[str, str, str]]) -> Path:
-    store = MemoryStore(root)
-    for name, description, body in memories:
+def test_the_embedder_is_chosen_per_dir_on_request(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "zh")
+    for name, description, body in ZH:
         store.create(name, description, "project", body)
-    return store.root
-
-
-def test_a_chinese_dir_gets_the_multilingual_model_and_an_english_one_minilm(
-    tmp_path: Path,
-) -> None:
-    chinese = make_dir(tmp_path / "zh", ZH)
-    english = make_dir(
-        tmp_path / "en", [("Merge freeze", "No merges until the mobile release", "Ask Dana.")]
-    )
-    assert mostly_non_english(chinese) and not mostly_non_english(english)
-    assert isinstance(choose_embedder(chinese), USEEmbedder)
-    assert isinstance(choose_embedder(english), MiniLMEmbedder)
-    assert isinstance(choose_embedder(english, "multilingual"), USEEmbedder)
-    assert isinstance(choose_embedder(chinese, "minilm"), MiniLMEmbedder)
+    assert isinstance(choose_embedder(store.root), MiniLMEmbedder)
+    assert isinstance(choose_embedder(store.root, "minilm"), MiniLMEmbedder)
+    assert isinstance(choose_embedder(store.root, "multilingual"), USEEmbedder)
     with pytest.raises(ConfigError, match="unknown recall embedder"):
-        choose_embedder(chinese, "bert")
+        choose_embedder(store.root, "bert")
+
+
+def test_use_gets_its_own_cache_and_rule(tmp_path: Path) -> None:
+    from memdir.recall.local import LocalSelector
+    from memdir.recall.relevance import DEFAULT_RULE
+
+    store = MemoryStore(tmp_path / "zh")
+    for name, description, body in ZH:
+        store.create(name, description, "project", body)
+    selector = LocalSelector(store.root, tmp_path / "cache", embedder=USEEmbedder())
+    assert selector.relevance != DEFAULT_RULE
+    picked = selector.select_sync("Should the integration tests mock the database?", None)
+    assert [s.filename for s in picked][:1] == ["数据库测试规范.md"]
+    assert (tmp_path / "cache" / "search" / "use-multilingual-v3" / "manifest.json").exists()
 
 
 def test_use_embeds_across_languages() -> None:
