@@ -162,10 +162,17 @@ def multilingual_set(work: Path, minilm: Embedder, use: Embedder) -> str:
                 rule = CosineFloor(0.30) if label == "before" else rule_for(sel.index.embedder.name)
                 hits = sum(f"{lang}_{topic}.md" in surfaced(sel, q, rule) for q, topic in queries)
                 row.append(f"{hits}/{len(queries)}")
+        english_queries = data["english_queries"]
+        for _label, sel, _ in arms[1:]:  # ranking alone, for English questions
+            hits = sum(
+                f"{lang}_{topic}.md" in surfaced(sel, q, KeepAll()) for q, topic in english_queries
+            )
+            row.append(f"{hits}/{len(english_queries)}")
         rows.append(row)
     head = ["language"]
     for kind in ("same-language", "English"):
         head += [f"{kind} query: before", f"{kind}: MiniLM", f"{kind}: USE"]
+    head += ["English, top 5 ungated: MiniLM", "English, top 5 ungated: USE"]
     return table(rows, head)
 
 
