@@ -28,7 +28,7 @@ from pathlib import Path
 
 from memdir.index import ENTRYPOINT_NAME
 
-FULL_STAT_LIMIT = 2_000
+FULL_STAT_LIMIT = 500
 SWEEP_INTERVAL = 30.0
 RACY_SECONDS = 2.0
 
