@@ -8,7 +8,7 @@ import pytest
 
 from memdir.recall.embed import MiniLMEmbedder
 from memdir.recall.local import LocalSelector
-from memdir.recall.relevance import CosineFloor, EvidenceRule, KeepAll, ScoredDoc
+from memdir.recall.relevance import DEFAULT_RULE, CosineFloor, EvidenceRule, KeepAll, ScoredDoc
 from memdir.store import MemoryStore
 
 
@@ -72,3 +72,14 @@ def test_task_requests_surface_and_unrelated_ones_do_not(coding_dir: Path, tmp_p
     # A request word the memory dir happens to use ("explain") is not evidence on its own.
     assert selector.select_sync("Explain the CAP theorem", None) == []
     assert selector.select_sync("Write a haiku about autumn leaves", None) == []
+
+
+def test_cjk_questions_need_words_with_an_english_model() -> None:
+    from memdir.recall.relevance import WordsRequired, rule_for
+
+    rule = rule_for("all-MiniLM-L6-v2-int8", cjk_query=True)
+    assert isinstance(rule, WordsRequired)
+    assert rule.drop_reason(doc(0.60, 0.0)) is not None  # MiniLM's cosine alone: not evidence
+    assert rule.drop_reason(doc(0.30, 0.40)) is None
+    assert not isinstance(rule_for("use-multilingual-v3", cjk_query=True), WordsRequired)
+    assert rule_for("all-MiniLM-L6-v2-int8") is DEFAULT_RULE

@@ -40,6 +40,7 @@ from memdir.recall.relevance import (
     ScoredDoc,
     rule_for,
 )
+from memdir.recall.script import contains_cjk
 from memdir.recall.search_index import RefreshReport, SearchIndex
 
 log = logging.getLogger(__name__)
@@ -83,6 +84,8 @@ class LocalSelector:
         self.index = SearchIndex(memory_dir, cache_dir, embedder or MiniLMEmbedder(), analyzer)
         self.memory_dir = memory_dir
         self.fusion = fusion or FusionConfig()
+        # The default rule adapts to each query's script; a rule the caller chose is used as is.
+        self._adaptive = relevance is None and min_similarity == "default"
         if relevance is None:
             if min_similarity == "default":
                 relevance = rule_for(self.index.embedder.name)
@@ -203,8 +206,9 @@ class LocalSelector:
         ranked = self.rank(query, k=2**31 if top is None else top, headers=headers)
         out: list[Explanation] = []
         chosen = 0
+        rule = self.rule_for_query(query)
         for position, doc in enumerate(ranked, start=1):
-            reason = self.drop_reason(doc, recent_tools)
+            reason = self.drop_reason(doc, recent_tools, rule)
             if reason is None and chosen >= limit:
                 reason = f"beyond the limit of {limit}"
             selected = reason is None
@@ -222,8 +226,16 @@ class LocalSelector:
             )
         return out
 
-    def drop_reason(self, doc: ScoredDoc, recent_tools: Sequence[str]) -> str | None:
-        reason = self.relevance.drop_reason(doc)
+    def rule_for_query(self, query: str) -> RelevanceRule:
+        """The relevance rule for ``query`` (see :func:`memdir.recall.relevance.rule_for`)."""
+        if self._adaptive and contains_cjk(query):
+            return rule_for(self.index.embedder.name, cjk_query=True)
+        return self.relevance
+
+    def drop_reason(
+        self, doc: ScoredDoc, recent_tools: Sequence[str], rule: RelevanceRule | None = None
+    ) -> str | None:
+        reason = (rule or self.relevance).drop_reason(doc)
         if reason is not None:
             return reason
         tool = _tool_usage_doc(doc, recent_tools)
@@ -259,8 +271,9 @@ class LocalSelector:
         # Look a little past the limit so gated or demoted entries can be replaced.
         ranked = self.rank(query, k=limit * 4, headers=headers, exclude=exclude)
         out: list[Selection] = []
+        rule = self.rule_for_query(query)
         for doc in ranked:
-            if self.drop_reason(doc, recent_tools) is None:
+            if self.drop_reason(doc, recent_tools, rule) is None:
                 reason = f"similarity {doc.semantic:.2f}, lexical coverage {doc.coverage:.2f}"
                 out.append(Selection(doc.filename, score=doc.score, reason=reason))
                 if len(out) >= limit:

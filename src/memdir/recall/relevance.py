@@ -91,6 +91,29 @@ class EvidenceRule:
 
 
 @dataclass(frozen=True, slots=True)
+class WordsRequired:
+    """For questions an English-only model cannot read (CJK): only meaning *with* words counts.
+
+    MiniLM splits Han characters into single pieces it was barely trained on, so unrelated Chinese
+    sentences reach cosines of 0.4–0.6; there its similarity is not evidence on its own.
+    """
+
+    base: EvidenceRule
+
+    @property
+    def label(self) -> str:
+        return f"lexical coverage ≥ {self.base.coverage:.2f} (cosine ≥ {self.base.weak:.2f})"
+
+    def drop_reason(self, doc: ScoredDoc) -> str | None:
+        if doc.coverage >= self.base.coverage and doc.semantic >= self.base.weak:
+            return None
+        return (
+            f"lexical coverage {doc.coverage:.2f} under {self.base.coverage:.2f} (the English "
+            "model's similarity is not evidence for CJK text)"
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class KeepAll:
     """No gate: every ranked memory is kept (ranking evaluation)."""
 
@@ -110,9 +133,16 @@ _RULES_BY_EMBEDDER: dict[str, RelevanceRule] = {
 }
 
 
-def rule_for(embedder_name: str) -> RelevanceRule:
-    """The default rule calibrated for an embedder's similarity scale."""
-    return _RULES_BY_EMBEDDER.get(embedder_name, DEFAULT_RULE)
+# Embedders trained on many languages, CJK included: their cosine counts for CJK questions too.
+MULTILINGUAL_EMBEDDERS = frozenset(_RULES_BY_EMBEDDER)
+
+
+def rule_for(embedder_name: str, *, cjk_query: bool = False) -> RelevanceRule:
+    """The default rule calibrated for an embedder's similarity scale (and the query's script)."""
+    rule = _RULES_BY_EMBEDDER.get(embedder_name, DEFAULT_RULE)
+    if cjk_query and embedder_name not in MULTILINGUAL_EMBEDDERS and isinstance(rule, EvidenceRule):
+        return WordsRequired(rule)
+    return rule
 
 
 __all__ = [
@@ -122,5 +152,6 @@ __all__ = [
     "KeepAll",
     "RelevanceRule",
     "ScoredDoc",
+    "WordsRequired",
     "rule_for",
 ]
