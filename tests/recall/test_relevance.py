@@ -80,6 +80,7 @@ def test_cjk_questions_need_words_with_an_english_model() -> None:
     rule = rule_for("all-MiniLM-L6-v2-int8", cjk_query=True)
     assert isinstance(rule, WordsRequired)
     assert rule.drop_reason(doc(0.60, 0.0)) is not None  # MiniLM's cosine alone: not evidence
-    assert rule.drop_reason(doc(0.30, 0.40)) is None
+    assert rule.drop_reason(doc(0.30, 0.10)) is None
+    assert rule.drop_reason(doc(0.30, 0.05)) is not None
     assert not isinstance(rule_for("use-multilingual-v3", cjk_query=True), WordsRequired)
     assert rule_for("all-MiniLM-L6-v2-int8") is DEFAULT_RULE

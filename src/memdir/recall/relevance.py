@@ -95,20 +95,26 @@ class WordsRequired:
     """For questions an English-only model cannot read (CJK): only meaning *with* words counts.
 
     MiniLM splits Han characters into single pieces it was barely trained on, so unrelated Chinese
-    sentences reach cosines of 0.4–0.6; there its similarity is not evidence on its own.
+    sentences reach cosines of 0.4–0.6; there its similarity is not evidence on its own. The
+    coverage bar is half the English one: a CJK question is analysed as character bigrams, and
+    the bigrams that straddle two words (about half of them) can never match a memory.
     """
 
     base: EvidenceRule
 
     @property
+    def coverage(self) -> float:
+        return self.base.coverage / 2
+
+    @property
     def label(self) -> str:
-        return f"lexical coverage ≥ {self.base.coverage:.2f} (cosine ≥ {self.base.weak:.2f})"
+        return f"lexical coverage ≥ {self.coverage:.3f} (cosine ≥ {self.base.weak:.2f})"
 
     def drop_reason(self, doc: ScoredDoc) -> str | None:
-        if doc.coverage >= self.base.coverage and doc.semantic >= self.base.weak:
+        if doc.coverage >= self.coverage and doc.semantic >= self.base.weak:
             return None
         return (
-            f"lexical coverage {doc.coverage:.2f} under {self.base.coverage:.2f} (the English "
+            f"lexical coverage {doc.coverage:.2f} under {self.coverage:.3f} (the English "
             "model's similarity is not evidence for CJK text)"
         )
 
