@@ -268,13 +268,29 @@ def test_memory_dir_flag_and_env_override_settings(world: World) -> None:
     )  # reference name only honoured in claude mode
 
 
+def test_typed_dir_flag_is_relative_to_the_working_directory(world: World) -> None:
+    s = world.load(dir_flag=Path("mem"))
+    assert s.memory_dir_override == world.project / "mem"
+    assert world.load(dir_flag=Path("./a/../b")).memory_dir_override == world.project / "b"
+    assert world.load(dir_flag=Path("~/notes")).memory_dir_override == world.home / "notes"
+
+
+def test_relative_dir_stays_refused_from_env_and_settings(world: World) -> None:
+    with pytest.raises(ConfigError, match="absolute"):
+        world.load(MEMDIR_DIR="mem")
+    world.write(LEVEL_FILES["user"], {"autoMemoryDirectory": "mem"})
+    with pytest.raises(ConfigError, match="absolute"):
+        world.load()
+
+
 @pytest.mark.parametrize(
     ("source_kind", "value", "named"),
     [
         ("env", "relative/dir", "env MEMDIR_DIR"),
         ("env", "~/mem", "env MEMDIR_DIR"),
         ("env", "//server/share", "env MEMDIR_DIR"),
-        ("flag", "rel", "flag --dir"),
+        ("flag", "~", "flag --dir"),
+        ("flag", "~/..", "flag --dir"),
         ("user", "~/..", "user settings"),
         ("user", "~", "user settings"),
         ("policy", "C:", "policy settings"),

@@ -25,6 +25,7 @@ CORE = {
     "config",
     "paths",
     "validity",
+    "slug",
 }
 ADAPTERS = {"adapters", "cli", "__main__"}
 
@@ -68,3 +69,21 @@ def test_nobody_imports_adapters() -> None:
         if top_level(path) in ADAPTERS:
             continue
         assert not (memdir_imports(path) & {"adapters", "cli"}), path
+
+
+def test_core_modules_do_not_import_each_other_in_a_circle() -> None:
+    """Even type-only imports count: a circle makes import order matter (config <-> paths)."""
+    graph = {
+        name: memdir_imports(SRC / f"{name}.py") & CORE
+        for name in CORE
+        if (SRC / f"{name}.py").is_file()
+    }
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        for nxt in graph.get(start, set()):
+            if nxt == goal or (nxt not in seen and reaches(nxt, goal, seen | {nxt})):
+                return True
+        return False
+
+    circular = sorted(name for name in graph if reaches(name, name, {name}))
+    assert circular == []

@@ -261,6 +261,7 @@ def _memory_dir_override(
     layers: _Layers,
     flag_dir: Path | None,
     home: Path,
+    cwd: Path,
 ) -> tuple[Path | None, str, list[str]]:
     warnings: list[str] = []
     project = layers.defines("autoMemoryDirectory", "project")
@@ -270,7 +271,17 @@ def _memory_dir_override(
             "choose where memory is written (set it in user, local, flag or policy settings)"
         )
     if flag_dir is not None:
-        return validate_memory_path(str(flag_dir), source="flag --dir"), "flag --dir", warnings
+        # A path the user typed on the command line means what it means in their shell:
+        # relative to the working directory, ``~`` for their home. Settings files and env
+        # values keep the strict absolute-only rule (a project file must not aim elsewhere).
+        typed = str(flag_dir)
+        if typed.startswith("~"):
+            checked = validate_memory_path(typed, source="flag --dir", home=home)
+        else:
+            if typed and not os.path.isabs(typed):
+                typed = os.path.join(os.path.abspath(cwd), typed)
+            checked = validate_memory_path(typed, source="flag --dir")
+        return checked, "flag --dir", warnings
     env_names = _names(claude_mode, "MEMDIR_DIR", "CLAUDE_COWORK_MEMORY_PATH_OVERRIDE")
     for name in env_names:
         raw = env.get(name)
@@ -450,7 +461,7 @@ def load_settings(
     layers = _Layers(raw_layers, claude)
     enabled, sources["auto_memory_enabled"] = _auto_memory_enabled(env, claude, layers)
     override, sources["memory_dir"], warnings = _memory_dir_override(
-        env, claude, layers, memory_dir_flag, user_home
+        env, claude, layers, memory_dir_flag, user_home, Path(cwd)
     )
     return Settings(
         claude_mode=claude,

@@ -23,12 +23,9 @@ import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
 from memdir.errors import ConfigError, UnsafePathError
-
-if TYPE_CHECKING:
-    from memdir.config import Settings
 
 ENTRYPOINT_NAME = "MEMORY.md"
 MAX_SANITIZED_LENGTH = 200
@@ -255,7 +252,28 @@ class ResolvedPaths:
         return {name: str(getattr(self, name)) for name in names}
 
 
-def resolve_paths(settings: Settings, *, cwd: Path) -> ResolvedPaths:
+class PathSettings(Protocol):
+    """What :func:`resolve_paths` needs from the settings (``config.Settings`` provides it).
+
+    A protocol instead of an import: ``config`` imports this module, so naming ``Settings`` here
+    would make the two modules import each other.
+    """
+
+    @property
+    def claude_mode(self) -> bool: ...
+    @property
+    def home(self) -> Path: ...
+    @property
+    def memdir_home(self) -> Path: ...
+    @property
+    def memory_base(self) -> Path: ...
+    @property
+    def memory_dir_override(self) -> Path | None: ...
+    @property
+    def sources(self) -> Mapping[str, str]: ...
+
+
+def resolve_paths(settings: PathSettings, *, cwd: Path) -> ResolvedPaths:
     """Resolve every directory for the project containing ``cwd`` under ``settings``."""
     here = Path(_nfc(os.path.realpath(cwd)))
     git_root = find_git_root(here)

@@ -21,7 +21,6 @@ from __future__ import annotations
 import builtins
 import datetime as dt
 import os
-import re
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -51,17 +50,12 @@ from memdir.model import Memory, MemoryHeader, MemoryType
 from memdir.pathsafe import check_relative, relative_to_root, resolve_inside
 from memdir.recovery import StoreLock, WriteIntent, remove_stale_temp_files
 from memdir.scan import HeaderCache, ScanResult, scan_headers
+from memdir.slug import slugify as slugify  # re-exported: callers import it from here
 from memdir.validity import current_only
 
 WriteGuard = Callable[[str, str], None]
 LOCK_NAME = ".memdir.lock"
 MAX_READ_BYTES = 10 * 1024 * 1024
-
-
-def slugify(name: str) -> str:
-    """A file stem from a memory name: lowercase ASCII words joined by '_'."""
-    slug = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
-    return slug[:80].rstrip("_") or "memory"
 
 
 def today(clock: Callable[[], dt.datetime] | None = None) -> str:

@@ -3,6 +3,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 import pytest
@@ -61,7 +62,15 @@ def memdir_with(tmp_path: Path) -> MemoryStore:
 
 
 @pytest.mark.parametrize(
-    ("query", "ok"), [("yes", False), ("  continue  ", False), ("", False), ("fix the build", True)]
+    ("query", "ok"),
+    [
+        ("yes", False),
+        ("  continue  ", False),
+        ("", False),
+        ("fix the build", True),
+        ("好的", False),
+        ("集成测试可以用模拟数据库吗？", True),
+    ],
 )
 def test_single_word_prompts_are_skipped(query: str, ok: bool) -> None:
     assert should_recall(query) is ok
@@ -175,3 +184,64 @@ async def test_prefetch_with_a_slow_llm_selector_never_delays_the_turn(
     assert taken is not None and [a.filename for a in taken] == ["m2.md"]  # whitelist held
     request = provider.last_request
     assert "Available memories:" in str(request.messages[0].content)
+
+
+class CountingIndexedSelector:
+    """An IndexedSelector fake: ranks by name, records the exclusions it was given."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.names = list(names)
+        self.excluded: list[set[str]] = []
+
+    async def select(self, *args: object, **kwargs: object) -> list[Selection]:
+        raise AssertionError("an indexed selector is asked through select_unseen")
+
+    def select_unseen(
+        self,
+        query: str,
+        exclude: AbstractSet[str],
+        *,
+        recent_tools: Sequence[str] = (),
+        limit: int = 5,
+    ) -> list[Selection]:
+        self.excluded.append(set(exclude))
+        return [Selection(n, score=1.0) for n in self.names if n not in exclude][:limit]
+
+
+async def test_indexed_selector_gets_the_session_exclusions_not_headers(
+    memdir_with: MemoryStore,
+) -> None:
+    sel = CountingIndexedSelector(["m1.md", "m2.md", "gone.md"])
+    recall = MemoryRecall(memdir_with.root, sel)
+    session = RecallSession()
+    first = await recall.recall("what about the build", session)
+    assert [a.filename for a in first] == ["m1.md", "m2.md"]  # gone.md has no file: skipped
+    assert await recall.recall("what about the build", session) == []
+    assert sel.excluded == [set(), {"m1.md", "m2.md"}]
+
+
+async def test_a_long_lived_recall_reads_only_what_changed(
+    memdir_with: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memdir.recall import headers as headers_module
+
+    reads: list[str] = []
+    real = headers_module.read_header
+
+    def counting(root: Path, rel: str, mtime: float) -> MemoryHeader:
+        reads.append(rel)
+        return real(root, rel, mtime)
+
+    monkeypatch.setattr(headers_module, "read_header", counting)
+    sel = RecordingSelector(["m9.md", "m1.md"])
+    recall = MemoryRecall(memdir_with.root, sel)
+    assert [m.filename for m in await recall.find("which memory now")] == ["m1.md"]
+    assert len(reads) == 8
+    reads.clear()
+    await recall.find("which memory now")
+    assert reads == []  # nothing changed: no file read
+    memdir_with.create("m9", "memory number 9", "project", "body 9\n")
+    (memdir_with.root / "m3.md").unlink()
+    found = await recall.find("which memory now")
+    assert reads == ["m9.md"] and [m.filename for m in found] == ["m9.md", "m1.md"]
+    assert "m3.md" not in sel.seen[-1]

@@ -79,3 +79,25 @@ def test_load_refuses_missing_corrupt_or_mismatched(
     elif isinstance(payload, bytes):
         path.write_bytes(payload)
     assert LexicalIndex.load(path, analyzer) is None
+
+
+def test_cjk_runs_become_character_bigrams() -> None:
+
+    analyzer = TermAnalyzer()
+    assert analyzer.terms("数据库测试") == ["数据", "据库", "库测", "测试"]
+    assert analyzer.terms("用mock吗") == ["用", "mock", "吗"]
+    assert analyzer.terms("テスト計画") == ["テス", "スト", "ト計", "計画"]
+    assert analyzer.terms("Tests hit a real database") == ["test", "hit", "real", "databas"]
+
+
+def test_a_chinese_query_finds_the_chinese_memory() -> None:
+
+    docs = [
+        "集成测试必须使用真实数据库，不要用模拟对象",
+        "部署前必须通过预发布环境验证",
+        "用户喜欢简短的回答",
+    ]
+    index = LexicalIndex().build(docs)
+    scores = index.scores("集成测试可以用模拟数据库吗？")
+    assert int(np.argmax(scores)) == 0 and scores[0] > 0
+    assert index.scores("怎么部署到预发布环境")[1] == max(index.scores("怎么部署到预发布环境"))

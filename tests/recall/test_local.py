@@ -204,8 +204,8 @@ def test_explain_gives_scores_and_reasons(selector: LocalSelector) -> None:
     first = explained[0]
     assert (first.filename, first.selected, first.rank) == ("deploying-to-staging.md", True, 1)
     dropped = [e for e in explained if not e.selected]
-    assert all("floor" in e.reason or "limit" in e.reason for e in dropped)
-    assert any("under the floor" in e.reason for e in dropped)
+    assert all("similarity" in e.reason or "limit" in e.reason for e in dropped)
+    assert any("similarity" in e.reason and "under" in e.reason for e in dropped)
     assert all(e.fused <= first.fused for e in explained)
 
 

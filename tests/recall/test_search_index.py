@@ -68,6 +68,7 @@ def test_changing_one_file_re_embeds_only_that_file(dirs: tuple[Path, Path]) -> 
     index = make(dirs, embedder)
     index.refresh()
     before = index.vectors.copy()
+    old_row = index.row_of("style.md")
     write(dirs[0], "style.md", "Code style", "User prefers spaces now", "Indent with 4 spaces.")
     bump_mtime(dirs[0] / "style.md")
     report = index.refresh()
@@ -75,9 +76,11 @@ def test_changing_one_file_re_embeds_only_that_file(dirs: tuple[Path, Path]) -> 
     assert report.embedded == 1
     assert embedder.embedded == 4
     row = index.row_of("style.md")
-    assert row is not None and not np.allclose(index.vectors[row], before[row])
+    assert row is not None and row != old_row and not index.live[old_row]
+    assert not np.allclose(index.vectors[index.starts[row]], before[old_row])
     np.testing.assert_array_equal(index.vectors[index.row_of("deploy.md")], before[0])
-    assert index.lexical.scores("spaces")[row] > 0
+    scores = index.lexical.scores("spaces")
+    assert scores[row] > 0 and scores[old_row] == 0  # the replaced row is masked
 
 
 def test_touching_a_file_without_changing_it_embeds_nothing(dirs: tuple[Path, Path]) -> None:
@@ -99,8 +102,8 @@ def test_added_and_deleted_files(dirs: tuple[Path, Path]) -> None:
     report = index.refresh()
     assert (report.added, report.removed, report.embedded) == (["new.md"], ["team/oncall.md"], 1)
     assert index.row_of("team/oncall.md") is None
-    assert [d.rel for d in index.docs] == ["deploy.md", "new.md", "style.md"]
-    assert index.lexical.size == 3
+    assert sorted(d.rel for d in index.live_docs()) == ["deploy.md", "new.md", "style.md"]
+    assert index.lexical.scores("pager").max() == 0  # the removed memory no longer matches
 
 
 def test_a_new_process_reuses_the_saved_index(dirs: tuple[Path, Path]) -> None:
@@ -222,3 +225,81 @@ def test_long_memories_are_embedded_in_passages(dirs: tuple[Path, Path]) -> None
     report = again.refresh()
     assert (report.modified, report.problems) == (False, [])
     np.testing.assert_allclose(again.semantic_scores(query), scores)
+
+
+def test_changes_survive_into_a_new_process_without_re_embedding(dirs: tuple[Path, Path]) -> None:
+    make(dirs).refresh()
+    write(dirs[0], "style.md", "Code style", "User prefers spaces now", "Indent with 4 spaces.")
+    bump_mtime(dirs[0] / "style.md")
+    write(dirs[0], "new.md", "Coffee", "User drinks espresso", "Double shot.")
+    (dirs[0] / "deploy.md").unlink()
+    first = make(dirs)
+    report = first.refresh()
+    assert not report.compacted  # appended rows, saved as the overlay of the same base
+    assert len(list((dirs[1] / "search" / "hashing-256").glob("overlay-*.npz"))) == 1
+    embedder = HashingEmbedder()
+    again = make(dirs, embedder)
+    report = again.refresh()
+    assert (report.modified, report.problems, embedder.embedded) == (False, [], 0)
+    assert sorted(d.rel for d in again.live_docs()) == ["new.md", "style.md", "team/oncall.md"]
+    for query in ("espresso", "spaces", "pager", "staging"):
+        assert _by_rel(again, again.lexical.scores(query)) == _by_rel(
+            first, first.lexical.scores(query)
+        )
+    np.testing.assert_allclose(
+        again.semantic_scores(embedder.embed(["spaces"])[0])[again.row_of("style.md")],
+        first.semantic_scores(embedder.embed(["spaces"])[0])[first.row_of("style.md")],
+    )
+
+
+def _by_rel(index: SearchIndex, scores: np.ndarray) -> dict[str, float]:
+    return {d.rel: round(float(scores[index.row_of(d.rel)]), 5) for d in index.live_docs()}
+
+
+def test_overlay_scores_match_a_full_rebuild_ranking(tmp_path: Path) -> None:
+    memory, cache = tmp_path / "m", tmp_path / "c"
+    topics = ["kafka broker", "postgres vacuum", "react hooks", "merge freeze", "oncall pager"]
+    for i in range(40):
+        write(memory, f"n{i:02d}.md", f"note {i}", f"about {topics[i % 5]}", f"details {i}")
+    live = SearchIndex(memory, cache, HashingEmbedder())
+    live.refresh()
+    for i in range(0, 40, 4):  # a tenth of the memories change after the base was built
+        write(memory, f"n{i:02d}.md", f"note {i}", f"now about {topics[(i + 1) % 5]}", "changed")
+        bump_mtime(memory / f"n{i:02d}.md")
+    assert not live.refresh().compacted
+    fresh = SearchIndex(memory, tmp_path / "fresh", HashingEmbedder())
+    fresh.refresh()
+    for query in topics:
+        a, b = (
+            _by_rel(live, live.lexical.scores(query)),
+            _by_rel(fresh, fresh.lexical.scores(query)),
+        )
+        assert {r for r in a if a[r] > 0} == {r for r in b if b[r] > 0}
+        assert all(a[r] == pytest.approx(b[r], rel=0.25) for r in a)  # statistics drift a little
+
+
+def test_a_large_overlay_is_compacted_into_a_new_base(
+    dirs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memdir.recall import live_lexical
+
+    monkeypatch.setattr(live_lexical, "COMPACT_MIN_ROWS", 1)
+    index = make(dirs)
+    index.refresh()
+    for i in range(3):
+        write(dirs[0], f"extra{i}.md", f"Extra {i}", "more notes", f"body {i}")
+    report = index.refresh()
+    assert report.compacted
+    assert [d.rel for d in index.docs] == sorted([*MEMORIES, "extra0.md", "extra1.md", "extra2.md"])
+    assert index.live.all()
+    cache = dirs[1] / "search" / "hashing-256"
+    assert list(cache.glob("overlay-*.npz")) == [] and len(list(cache.glob("vectors-*"))) == 1
+    assert not make(dirs).refresh().modified
+
+
+def test_progress_is_reported_while_embedding(dirs: tuple[Path, Path]) -> None:
+    index = make(dirs)
+    seen: list[tuple[int, int]] = []
+    index.progress = lambda done, total: seen.append((done, total))
+    index.refresh()
+    assert seen and seen[-1] == (3, 3)

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
+from memdir import __version__
 from memdir.cli.context import CliContext
 from memdir.cli.output import Output
 from memdir.errors import MemdirError
@@ -72,7 +73,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="memdir", description="Durable, file-based memory for LLM agents."
     )
-    parser.add_argument("--dir", type=Path, help="use this memory directory (absolute path)")
+    parser.add_argument(
+        "--dir", type=Path, help="use this memory directory (relative to the working directory)"
+    )
+    parser.add_argument("--version", action="store_true", help="print memdir's version and exit")
     parser.add_argument("--settings", type=Path, help="an extra settings file (flag level)")
     parser.add_argument(
         "--claude",
@@ -112,6 +116,9 @@ def main(
     out = Output(
         stdout=out_stream, stderr=stderr if stderr is not None else sys.stderr, json_mode=json_mode
     )
+    if args.version:
+        out.stdout.write(f"memdir {__version__}\n")
+        return 0
     handler: Handler | None = getattr(args, "handler", None)
     if handler is None:
         parser.print_help(out.stdout)

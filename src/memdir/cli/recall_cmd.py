@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from typing import Any
+import time
+from typing import Any, TextIO
 
 from memdir.cli.context import CliContext
 from memdir.cli.output import table
@@ -19,7 +20,70 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--limit", type=int, default=5)
     p.add_argument("--explain", action="store_true", help="show scores and why each was kept")
     p.add_argument("--show", action="store_true", help="print the attachments as injected")
+    p.add_argument(
+        "--embedder",
+        choices=("auto", "minilm", "multilingual"),
+        default="auto",
+        help="auto: MiniLM, or the multilingual model for a dir written mostly in other languages",
+    )
     p.set_defaults(handler=cmd_recall)
+    r = sub.add_parser("reindex", help="build or refresh the recall search index now")
+    r.add_argument("--embedder", choices=("auto", "minilm", "multilingual"), default="auto")
+    r.set_defaults(handler=cmd_reindex)
+
+
+class ProgressBar:
+    """``embedding 1,234/5,000 (25%), 41/s`` redrawn in place on a terminal; silent otherwise."""
+
+    def __init__(self, stream: TextIO, label: str = "embedding") -> None:
+        self.stream = stream
+        self.label = label
+        self.started = time.monotonic()
+        self.drawn = False
+
+    def __call__(self, done: int, total: int) -> None:
+        rate = done / max(time.monotonic() - self.started, 1e-9)
+        percent = 100 * done // max(total, 1)
+        self.stream.write(f"\r{self.label} {done:,}/{total:,} ({percent}%), {rate:.0f}/s ")
+        self.stream.flush()
+        self.drawn = True
+
+    def close(self) -> None:
+        if self.drawn:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _attach_progress(ctx: CliContext, selector: Any) -> ProgressBar | None:
+    """A progress bar on the index of a local selector, when stderr is a terminal."""
+    index = getattr(selector, "index", None)
+    if index is None or not ctx.out.stderr.isatty():
+        return None
+    bar = ProgressBar(ctx.out.stderr)
+    index.progress = bar
+    return bar
+
+
+def cmd_reindex(ctx: CliContext) -> int:
+    selector = local_selector(ctx.memory_dir, ctx.paths.cache_dir, embedder=ctx.args.embedder)
+    bar = _attach_progress(ctx, selector)
+    try:
+        report = selector.refresh()
+    finally:
+        if bar is not None:
+            bar.close()
+    payload = {
+        "embedder": selector.index.embedder.name,
+        "memories": int(selector.index.live_rows().size),
+        "added": len(report.added),
+        "changed": len(report.changed),
+        "removed": len(report.removed),
+        "rebuilt": report.rebuilt,
+        "seconds": round(report.seconds, 2),
+        "problems": report.problems,
+    }
+    ctx.out.data(payload)
+    return 0
 
 
 def _provider(ctx: CliContext) -> Any:
@@ -37,8 +101,15 @@ def cmd_recall(ctx: CliContext) -> int:
     if a.explain and kind != "llm":
         return _explain(ctx)
     provider = _provider(ctx) if kind in ("auto", "llm") else None
-    recall = build_recall(ctx.memory_dir, ctx.paths.cache_dir, kind=kind, provider=provider)
-    attachments = asyncio.run(recall.recall(a.query, RecallSession(), limit=a.limit))
+    recall = build_recall(
+        ctx.memory_dir, ctx.paths.cache_dir, kind=kind, provider=provider, embedder=a.embedder
+    )
+    bar = _attach_progress(ctx, recall.ranker or recall.selector)
+    try:
+        attachments = asyncio.run(recall.recall(a.query, RecallSession(), limit=a.limit))
+    finally:
+        if bar is not None:
+            bar.close()
     rows = [
         {"path": att.filename, "bytes": att.size, "truncated": att.truncated, "header": att.header}
         for att in attachments
@@ -53,7 +124,11 @@ def cmd_recall(ctx: CliContext) -> int:
 
 
 def _explain(ctx: CliContext) -> int:
-    selector = local_selector(ctx.memory_dir, ctx.paths.cache_dir)
+    selector = local_selector(ctx.memory_dir, ctx.paths.cache_dir, embedder=ctx.args.embedder)
+    bar = _attach_progress(ctx, selector)
+    explained = selector.explain(ctx.args.query, limit=ctx.args.limit, top=20)
+    if bar is not None:
+        bar.close()
     rows = [
         {
             "rank": e.rank,
@@ -64,7 +139,7 @@ def _explain(ctx: CliContext) -> int:
             "selected": e.selected,
             "why": e.reason,
         }
-        for e in selector.explain(ctx.args.query, limit=ctx.args.limit, top=20)
+        for e in explained
     ]
     columns = ["rank", "path", "lexical", "semantic", "fused", "selected", "why"]
     ctx.out.data(rows, table(rows, columns))

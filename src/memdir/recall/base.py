@@ -11,6 +11,7 @@ runs beside the agent's turn and must never break it. Implementations:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -42,4 +43,22 @@ class Selector(Protocol):
     ) -> list[Selection]: ...
 
 
-__all__ = ["MAX_SELECTED", "Selection", "Selector"]
+@runtime_checkable
+class IndexedSelector(Protocol):
+    """A selector that keeps its own index of the memory dir, so recall need not pass headers.
+
+    ``exclude`` holds the paths (relative to the memory dir) already surfaced this session.
+    Synchronous: the engine runs it in a worker thread.
+    """
+
+    def select_unseen(
+        self,
+        query: str,
+        exclude: AbstractSet[str],
+        *,
+        recent_tools: Sequence[str] = (),
+        limit: int = MAX_SELECTED,
+    ) -> list[Selection]: ...
+
+
+__all__ = ["MAX_SELECTED", "IndexedSelector", "Selection", "Selector"]

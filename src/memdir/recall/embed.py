@@ -14,6 +14,7 @@ deterministic, dependency-free apart from numpy, and good enough to exercise ind
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import threading
 from collections.abc import Sequence
@@ -29,9 +30,11 @@ Vectors = npt.NDArray[np.float32]
 
 VOCAB_PATH = Path(__file__).parent / "data" / "vocab.txt"
 MAX_TOKENS = 256  # all-MiniLM-L6-v2 was trained with 256 word pieces; longer input is truncated
-# Small batches: onnxruntime's arena keeps the peak of the largest batch (32 x 256 pieces held
-# ~1.4 GB RSS; 8 holds ~0.5 GB) and throughput is the same on two cores.
-BATCH_SIZE = 8
+# Batches are bounded in padded tokens, not texts: onnxruntime's arena keeps the peak of the
+# largest batch (32 x 256 pieces held ~1.4 GB RSS; 8 x 256 holds ~0.5 GB), so long texts go 8 at a
+# time while short ones (names, descriptions, chat turns) go up to 64 at a time.
+BATCH_SIZE = 8  # texts of the full 256 pieces per batch; shorter texts share the same budget
+MAX_BATCH = 64
 
 
 @runtime_checkable
@@ -68,13 +71,13 @@ class MiniLMEmbedder:
         *,
         model_path: Path | None = None,
         vocab_path: Path = VOCAB_PATH,
-        threads: int = 2,
+        threads: int | None = None,
         batch_size: int = BATCH_SIZE,
         max_tokens: int = MAX_TOKENS,
     ) -> None:
         self._model_path = model_path
         self._vocab_path = vocab_path
-        self._threads = threads
+        self._threads = threads or min(4, os.cpu_count() or 1)
         self._batch_size = batch_size
         self._max_tokens = max_tokens
         self._session: Any = None
@@ -106,11 +109,14 @@ class MiniLMEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         session, tokenizer = self._load()
+        tokenizer.no_padding()
+        lengths = [len(e.ids) for e in tokenizer.encode_batch(list(texts))]
+        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
         # Batching similar lengths together keeps padding (and wasted compute) small.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        order = sorted(range(len(texts)), key=lambda i: lengths[i])
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for start in range(0, len(order), self._batch_size):
-            chunk = order[start : start + self._batch_size]
+        budget = self._batch_size * self._max_tokens
+        for chunk in _batches(order, lengths, budget):
             encodings = tokenizer.encode_batch([texts[i] for i in chunk])
             ids = np.array([e.ids for e in encodings], dtype=np.int64)
             mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
@@ -120,6 +126,21 @@ class MiniLMEmbedder:
             pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
             out[chunk] = pooled
         return l2_normalise(out)
+
+
+def _batches(order: list[int], lengths: list[int], budget: int) -> list[list[int]]:
+    """Consecutive runs of ``order`` (sorted by length) within ``budget`` padded tokens."""
+    out: list[list[int]] = []
+    current: list[int] = []
+    for i in order:
+        longest = max(lengths[i], 1)  # sorted: the newcomer is the longest so far
+        if current and ((len(current) + 1) * longest > budget or len(current) >= MAX_BATCH):
+            out.append(current)
+            current = []
+        current.append(i)
+    if current:
+        out.append(current)
+    return out
 
 
 def _load_tokenizer(vocab_path: Path, max_tokens: int) -> Any:

@@ -7,20 +7,28 @@ selector itself ranks every memory.
 
 Recall is advisory and runs beside the user's turn: any failure yields no memories, never an
 exception into the turn.
+
+A :class:`MemoryRecall` is meant to live as long as its process (a CLI call, an agent loop, a hook
+daemon): headers come from a :class:`~memdir.recall.headers.HeaderTracker` and a selector that
+keeps its own index (:class:`~memdir.recall.base.IndexedSelector`, the local one) is asked
+directly, so a turn re-reads only the files that changed since the previous turn.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
 from memdir.model import MemoryHeader
-from memdir.recall.base import MAX_SELECTED, Selector
+from memdir.recall.base import MAX_SELECTED, IndexedSelector, Selection, Selector
+from memdir.recall.headers import HeaderTracker
+from memdir.recall.script import contains_cjk
 from memdir.recall.session import RecallSession
 from memdir.recall.surface import Attachment, RelevantMemory, surface
-from memdir.scan import HeaderCache, scan_headers
 from memdir.validity import current_only
 
 log = logging.getLogger(__name__)
@@ -39,10 +47,21 @@ class Ranker(Protocol):
     ) -> Sequence[_Ranked]: ...
 
 
+_CJK_MIN_CHARS = 4  # 继续 (continue), 好的 (ok), はい: short CJK replies are single words too
+
+
 def should_recall(query: str) -> bool:
-    """Single-word prompts ("yes", "continue") carry too little to recall on."""
+    """Single-word prompts ("yes", "continue", "好的") carry too little to recall on.
+
+    Chinese and Japanese have no spaces between words, so there a prompt counts as more than a
+    word once it has a few CJK characters.
+    """
     stripped = query.strip()
-    return bool(stripped) and any(ch.isspace() for ch in stripped)
+    if not stripped:
+        return False
+    if any(ch.isspace() for ch in stripped):
+        return True
+    return sum(1 for ch in stripped if contains_cjk(ch)) >= _CJK_MIN_CHARS
 
 
 class MemoryRecall:
@@ -62,13 +81,13 @@ class MemoryRecall:
         self.ranker = ranker
         self.manifest_cap = manifest_cap
         self.header_cache = header_cache
+        self.tracker = HeaderTracker(memory_dir, cache_path=header_cache)
 
     def candidates(self, query: str, session: RecallSession | None) -> list[MemoryHeader]:
         """Every memory not yet seen this session, capped for selectors that need a cap."""
-        cache = HeaderCache(self.header_cache) if self.header_cache else None
-        headers = scan_headers(self.memory_dir, limit=None, cache=cache).headers
-        headers = current_only(headers)  # expired, superseded, retired: never surfaced
-        if session is not None:
+        # expired, superseded, retired: never surfaced
+        headers = current_only(self.tracker.headers())
+        if session is not None and session.surfaced:
             headers = [h for h in headers if not session.seen(h.path)]
         cap = self.manifest_cap
         if cap is None or len(headers) <= cap:
@@ -95,6 +114,8 @@ class MemoryRecall:
         limit = min(limit, MAX_SELECTED)
         if not should_recall(query) or (session is not None and session.exhausted):
             return []
+        if isinstance(self.selector, IndexedSelector):
+            return await self._find_indexed(self.selector, query, session, recent_tools, limit)
         try:
             headers = self.candidates(query, session)
             if not headers:
@@ -120,6 +141,42 @@ class MemoryRecall:
                     )
                 )
         return out
+
+    async def _find_indexed(
+        self,
+        selector: IndexedSelector,
+        query: str,
+        session: RecallSession | None,
+        recent_tools: Sequence[str],
+        limit: int,
+    ) -> list[RelevantMemory]:
+        """Ask a self-indexing selector directly: no header list is built at all."""
+        exclude = self._seen_rels(session)
+        try:
+            chosen: list[Selection] = await asyncio.to_thread(
+                selector.select_unseen, query, exclude, recent_tools=recent_tools, limit=limit
+            )
+        except Exception:
+            log.exception("recall failed")
+            return []
+        out: list[RelevantMemory] = []
+        for selection in chosen[:limit]:
+            path = self.memory_dir / selection.filename
+            try:
+                mtime = os.stat(path).st_mtime
+            except OSError:  # deleted since it was indexed
+                continue
+            out.append(
+                RelevantMemory(path, selection.filename, mtime, selection.score, selection.reason)
+            )
+        return out
+
+    def _seen_rels(self, session: RecallSession | None) -> set[str]:
+        """The session's surfaced files, as paths relative to the memory dir."""
+        if session is None or not session.surfaced:
+            return set()
+        root = os.path.realpath(self.memory_dir) + os.sep
+        return {key[len(root) :] for key in session.surfaced if key.startswith(root)}
 
     async def recall(
         self,

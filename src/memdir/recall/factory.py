@@ -25,16 +25,26 @@ SELECTOR_KINDS: tuple[str, ...] = ("auto", "local", "llm")
 
 
 def local_selector(
-    memory_dir: Path, cache_dir: Path, *, min_similarity: float | str | None = "default"
+    memory_dir: Path,
+    cache_dir: Path,
+    *,
+    min_similarity: float | str | None = "default",
+    embedder: str = "auto",
 ) -> LocalSelector:
-    """The offline selector (imports numpy/onnxruntime lazily: the ``recall`` extra)."""
+    """The offline selector (imports numpy/onnxruntime lazily: the ``recall`` extra).
+
+    ``embedder``: ``auto`` (MiniLM, or the multilingual model for a dir written mostly in other
+    languages when the ``multilingual`` extra is installed), ``minilm`` or ``multilingual``.
+    """
     try:
         from memdir.recall.local import LocalSelector
+        from memdir.recall.multilingual import choose_embedder
     except ImportError as exc:
         raise MissingExtraError(exc.name or "numpy", "recall") from exc
+    model = choose_embedder(memory_dir, embedder)
     if isinstance(min_similarity, str):
-        return LocalSelector(memory_dir, cache_dir)
-    return LocalSelector(memory_dir, cache_dir, min_similarity=min_similarity)
+        return LocalSelector(memory_dir, cache_dir, embedder=model)
+    return LocalSelector(memory_dir, cache_dir, embedder=model, min_similarity=min_similarity)
 
 
 def build_recall(
@@ -44,7 +54,9 @@ def build_recall(
     kind: str = "auto",
     provider: Provider | None = None,
     min_similarity: float | Literal["default"] | None = "default",
+    embedder: str = "auto",
 ) -> MemoryRecall:
+    """A recall engine for ``memory_dir``; keep it for the life of the process (see engine)."""
     if kind not in SELECTOR_KINDS:
         raise ConfigError(f"unknown recall selector {kind!r} (choose {', '.join(SELECTOR_KINDS)})")
     headers = cache_dir / "headers.json"
@@ -58,7 +70,7 @@ def build_recall(
             )
         ranker: Ranker | None
         try:
-            ranker = local_selector(memory_dir, cache_dir)
+            ranker = local_selector(memory_dir, cache_dir, embedder=embedder)
         except MissingExtraError:
             ranker = None
         return MemoryRecall(
@@ -68,5 +80,7 @@ def build_recall(
             manifest_cap=MAX_MEMORY_FILES,
             header_cache=headers,
         )
-    selector = local_selector(memory_dir, cache_dir, min_similarity=min_similarity)
+    selector = local_selector(
+        memory_dir, cache_dir, min_similarity=min_similarity, embedder=embedder
+    )
     return MemoryRecall(memory_dir, selector, header_cache=headers)

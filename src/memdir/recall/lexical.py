@@ -6,6 +6,12 @@ gets rebuilt, never queried with mismatched terms. The analyzer is question-awar
 usual English stopwords it drops the words questions are made of ("what", "when", "did", "does",
 "would", "likely" …), which otherwise match every conversational memory and drown the content
 words that carry the query.
+
+Chinese and Japanese are written without spaces, so a "word" there is a whole clause and would
+never match a query. Runs of Han, kana and Hangul characters are indexed as overlapping character
+bigrams instead (a lone character as itself), the dictionary-free scheme Lucene's CJK analyzer
+uses: ``数据库测试`` → ``数据 据库 库测 测试``. Queries go through the same analysis, so a Chinese
+question matches a Chinese memory on the bigrams they share.
 """
 
 from __future__ import annotations
@@ -26,6 +32,9 @@ import numpy.typing as npt
 
 from memdir.atomic import atomic_write
 from memdir.errors import MissingExtraError
+from memdir.recall.script import CJK as _CJK
+from memdir.recall.script import CJK_SPLIT as _CJK_SPLIT
+from memdir.recall.script import contains_cjk
 
 Scores = npt.NDArray[np.float32]
 
@@ -46,11 +55,12 @@ ENGLISH_STOPWORDS: frozenset[str] = _words(
     again further once here all any both each few more most other some own same nor only about
     above after again against below between through during before while because until"""
 )
-# Words that shape a question but say nothing about its topic.
+# Words that shape a question or a request ("explain …", "the difference between …") but say
+# nothing about its topic.
 QUESTION_WORDS: frozenset[str] = _words(
     """what when where who whom whose which why how whats whens wheres whos hows kind kinds sort
     type types likely might may probably would please tell know remember recall anything something
-    thing things get got go going"""
+    thing things get got go going explain explains describe difference differences versus vs"""
 )
 
 _SPLIT = r"(?u)\b\w+\b"
@@ -71,7 +81,8 @@ class AnalyzerConfig:
     )
     split_pattern: str = _SPLIT
     min_length: int = 1
-    version: int = 1
+    cjk_bigrams: bool = True
+    version: int = 2
 
 
 class TermAnalyzer:
@@ -89,8 +100,22 @@ class TermAnalyzer:
             for w in self._split(text.lower().replace("'", "").replace("’", ""))
             if len(w) >= self.config.min_length
         ]
-        kept = [w for w in words if w and w not in self._stop]
-        return [self._stem(w) for w in kept] if self._stem else kept
+        out: list[str] = []
+        for word in words:
+            if self.config.cjk_bigrams and _CJK.search(word):
+                for piece in _CJK_SPLIT.findall(word):
+                    if _CJK.match(piece):
+                        out.extend(_bigrams(piece))
+                    else:
+                        out.extend(self._word(piece))
+            else:
+                out.extend(self._word(word))
+        return out
+
+    def _word(self, word: str) -> list[str]:
+        if not word or word in self._stop:
+            return []
+        return [self._stem(word)] if self._stem else [word]
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self.config)
@@ -102,6 +127,12 @@ class TermAnalyzer:
         data = dict(data)
         data["stopwords"] = tuple(data.get("stopwords", ()))
         return cls(AnalyzerConfig(**data))
+
+
+def _bigrams(run: str) -> list[str]:
+    if len(run) == 1:
+        return [run]
+    return [run[i : i + 2] for i in range(len(run) - 1)]
 
 
 def _stemmer(language: str | None) -> Any:
@@ -153,6 +184,16 @@ class LexicalIndex:
         if not ids:
             return np.zeros(self.size, dtype=np.float32)
         return np.asarray(self._bm25.get_scores_from_ids(ids), dtype=np.float32)
+
+    def doc_freq(self, term: str) -> int:
+        """How many base documents contain ``term`` (its column's non-zero count)."""
+        if self._bm25 is None:
+            return 0
+        token = self._bm25.vocab_dict.get(term)
+        if token is None:
+            return 0
+        indptr = self._bm25.scores["indptr"]
+        return int(indptr[token + 1] - indptr[token])
 
     def to_bytes(self) -> bytes:
         """The BM25 matrices, vocabulary and settings as one ``.npz`` payload."""
@@ -218,4 +259,5 @@ __all__ = [
     "AnalyzerConfig",
     "LexicalIndex",
     "TermAnalyzer",
+    "contains_cjk",
 ]

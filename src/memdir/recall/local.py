@@ -4,10 +4,11 @@ Invariants:
 - Works with no model service and no network: the embedder is the packaged MiniLM (or any
   :class:`~memdir.recall.embed.Embedder`), the index is derived and lives in ``cache_dir``.
 - ``select`` only ever returns filenames among the headers it was given, at most ``limit``, and
-  is *selective*: a memory whose cosine similarity to the query is under ``min_similarity`` is
-  dropped even when that leaves nothing (``min_similarity=None`` turns the gate off, for ranking
-  evaluation). Like every selector it never raises into the agent's turn: failures return ``[]``
-  and are logged.
+  is *selective*: a memory the relevance rule (:mod:`memdir.recall.relevance`; by default
+  :class:`~memdir.recall.relevance.EvidenceRule`) rejects is dropped even when that leaves
+  nothing (``min_similarity=None`` turns the gate off, for ranking evaluation; a number restores
+  the old cosine floor). Like every selector it never raises into the agent's turn: failures
+  return ``[]`` and are logged.
 - ``rank`` orders *all* indexed memories (the LLM selector fills its manifest from it), and
   ``explain`` shows, per memory, the lexical, semantic and fused scores and why it was dropped.
 """
@@ -19,8 +20,10 @@ import logging
 import threading
 import time
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -30,26 +33,24 @@ from memdir.recall.base import MAX_SELECTED, Selection
 from memdir.recall.embed import Embedder, MiniLMEmbedder
 from memdir.recall.fusion import FusionConfig
 from memdir.recall.lexical import TermAnalyzer
+from memdir.recall.relevance import (
+    CosineFloor,
+    KeepAll,
+    RelevanceRule,
+    ScoredDoc,
+    rule_for,
+)
+from memdir.recall.script import contains_cjk
 from memdir.recall.search_index import RefreshReport, SearchIndex
 
 log = logging.getLogger(__name__)
 
-# Cosine floor for MiniLM: measured on LoCoMo (docs/benchmarks.md), unrelated pairs sit below it.
+# The first rule's cosine floor, still accepted as ``min_similarity=0.3`` (see recall.relevance).
 DEFAULT_MIN_SIMILARITY = 0.3
-REFRESH_INTERVAL = 2.0  # seconds between directory walks when ranking without headers
+# Seconds between index refreshes when ranking without headers. A refresh stats directories,
+# not files (see recall.dirstate), so every query may afford one.
+REFRESH_INTERVAL = 0.0
 _WARNING_WORDS = ("warning", "gotcha", "bug", "careful", "never", "don't", "avoid", "pitfall")
-
-
-@dataclass(frozen=True, slots=True)
-class ScoredDoc:
-    """One memory with its scores: ``score`` is the fused one that orders results."""
-
-    filename: str
-    score: float
-    lexical: float
-    semantic: float
-    name: str
-    description: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,12 +77,23 @@ class LocalSelector:
         embedder: Embedder | None = None,
         analyzer: TermAnalyzer | None = None,
         fusion: FusionConfig | None = None,
-        min_similarity: float | None = DEFAULT_MIN_SIMILARITY,
+        min_similarity: float | Literal["default"] | None = "default",
+        relevance: RelevanceRule | None = None,
         refresh_interval: float = REFRESH_INTERVAL,
     ) -> None:
         self.index = SearchIndex(memory_dir, cache_dir, embedder or MiniLMEmbedder(), analyzer)
+        self.memory_dir = memory_dir
         self.fusion = fusion or FusionConfig()
-        self.min_similarity = min_similarity
+        # The default rule adapts to each query's script; a rule the caller chose is used as is.
+        self._adaptive = relevance is None and min_similarity == "default"
+        if relevance is None:
+            if min_similarity == "default":
+                relevance = rule_for(self.index.embedder.name)
+            elif min_similarity is None:
+                relevance = KeepAll()
+            else:
+                relevance = CosineFloor(float(min_similarity))
+        self.relevance: RelevanceRule = relevance
         self.refresh_interval = refresh_interval
         self._lock = threading.RLock()
         self._refreshed = False
@@ -97,13 +109,16 @@ class LocalSelector:
             log.warning("recall index: %s", problem)
         return report
 
+    def _maybe_refresh(self) -> None:
+        age = time.monotonic() - self.index.last_refresh
+        if not self._refreshed or age >= self.refresh_interval:
+            self.refresh()
+
     def _candidates(self, headers: Sequence[MemoryHeader] | None) -> npt.NDArray[np.int64] | None:
         """Refresh the index when it lags the headers; the rows they name (None: all memories)."""
         with self._lock:
             if headers is None:
-                age = time.monotonic() - self.index.last_refresh
-                if not self._refreshed or age >= self.refresh_interval:
-                    self.refresh()
+                self._maybe_refresh()
                 return None
             stale, rows = self.index.resolve(headers)
             # Headers the index cannot hold (unreadable, outside the dir) must not force a
@@ -114,8 +129,8 @@ class LocalSelector:
                 self.refresh()
                 stale, rows = self.index.resolve(headers)
                 self._unindexable = {(h.filename, h.mtime) for h in stale}
-            total = len(self.index.docs)
-            if rows.size == total and np.bincount(rows, minlength=total).all():
+            live = self.index.live_rows()
+            if rows.size == live.size and np.array_equal(np.sort(rows), live):
                 return None  # the headers name every memory: skip the gather
             return np.unique(rows)
 
@@ -127,27 +142,41 @@ class LocalSelector:
         npt.NDArray[np.float32],
         npt.NDArray[np.float32],
         npt.NDArray[np.float32],
+        float,
     ]:
-        """(rows, lexical, semantic, fused) over ``rows`` (all documents when None)."""
+        """(rows, lexical, semantic, fused, query weight) over ``rows`` (all when None)."""
         index = self.index
         if rows is None:
-            rows = np.arange(len(index.docs), dtype=np.int64)
+            rows = index.live_rows()
         if rows.size == 0:
             empty = np.zeros(0, dtype=np.float32)
-            return rows, empty, empty, empty
-        lexical = index.lexical.scores(query)[rows]
+            return rows, empty, empty, empty, 0.0
+        terms = index.analyzer.terms(query)
+        lexical = index.lexical.scores_for_terms(terms)[rows]
         query_vector = index.embedder.embed([query])[0]
         semantic = index.semantic_scores(query_vector)[rows]
         fused = self.fusion.fuse(lexical, semantic)
-        return rows, lexical, semantic, fused
+        return rows, lexical, semantic, fused, index.lexical.query_weight(terms)
 
     def rank(
-        self, query: str, k: int = 200, *, headers: Sequence[MemoryHeader] | None = None
+        self,
+        query: str,
+        k: int = 200,
+        *,
+        headers: Sequence[MemoryHeader] | None = None,
+        exclude: AbstractSet[str] = frozenset(),
     ) -> list[ScoredDoc]:
-        """The top ``k`` memories for ``query`` by fused score (no relevance gate)."""
+        """The top ``k`` memories for ``query`` by fused score (no relevance gate).
+
+        Over ``headers`` when given, else over every indexed memory but those in ``exclude``.
+        """
         with self._lock:
             rows = self._candidates(headers)
-            rows, lexical, semantic, fused = self._scores(query, rows)
+            if exclude and headers is None:
+                gone = [r for rel in exclude if (r := self.index.row_of(rel)) is not None]
+                if gone:
+                    rows = np.setdiff1d(self.index.live_rows(), np.array(gone, dtype=np.int64))
+            rows, lexical, semantic, fused, weight = self._scores(query, rows)
             order = _top_k(fused, k)
             docs = self.index.docs
             return [
@@ -158,6 +187,7 @@ class LocalSelector:
                     semantic=float(semantic[i]),
                     name=docs[rows[i]].name,
                     description=docs[rows[i]].description,
+                    coverage=float(lexical[i]) / weight if weight > 0 else 0.0,
                 )
                 for i in order
             ]
@@ -176,8 +206,9 @@ class LocalSelector:
         ranked = self.rank(query, k=2**31 if top is None else top, headers=headers)
         out: list[Explanation] = []
         chosen = 0
+        rule = self.rule_for_query(query)
         for position, doc in enumerate(ranked, start=1):
-            reason = self.drop_reason(doc, recent_tools)
+            reason = self.drop_reason(doc, recent_tools, rule)
             if reason is None and chosen >= limit:
                 reason = f"beyond the limit of {limit}"
             selected = reason is None
@@ -195,13 +226,35 @@ class LocalSelector:
             )
         return out
 
-    def drop_reason(self, doc: ScoredDoc, recent_tools: Sequence[str]) -> str | None:
-        if self.min_similarity is not None and doc.semantic < self.min_similarity:
-            return f"similarity {doc.semantic:.2f} under the floor {self.min_similarity:.2f}"
+    def rule_for_query(self, query: str) -> RelevanceRule:
+        """The relevance rule for ``query`` (see :func:`memdir.recall.relevance.rule_for`)."""
+        if self._adaptive and contains_cjk(query):
+            return rule_for(self.index.embedder.name, cjk_query=True)
+        return self.relevance
+
+    def drop_reason(
+        self, doc: ScoredDoc, recent_tools: Sequence[str], rule: RelevanceRule | None = None
+    ) -> str | None:
+        reason = (rule or self.relevance).drop_reason(doc)
+        if reason is not None:
+            return reason
         tool = _tool_usage_doc(doc, recent_tools)
         if tool is not None:
             return f"usage notes for {tool}, a tool already in use"
         return None
+
+    def select_unseen(
+        self,
+        query: str,
+        exclude: AbstractSet[str],
+        *,
+        recent_tools: Sequence[str] = (),
+        limit: int = MAX_SELECTED,
+    ) -> list[Selection]:
+        """The selection over every indexed memory not in ``exclude`` (no headers needed)."""
+        return self.select_sync(
+            query, None, recent_tools=recent_tools, limit=limit, exclude=exclude
+        )
 
     def select_sync(
         self,
@@ -210,16 +263,18 @@ class LocalSelector:
         *,
         recent_tools: Sequence[str] = (),
         limit: int = MAX_SELECTED,
+        exclude: AbstractSet[str] = frozenset(),
     ) -> list[Selection]:
         """The selection, computed in the calling thread."""
         if limit <= 0 or not query.strip():
             return []
         # Look a little past the limit so gated or demoted entries can be replaced.
-        ranked = self.rank(query, k=limit * 4, headers=headers)
+        ranked = self.rank(query, k=limit * 4, headers=headers, exclude=exclude)
         out: list[Selection] = []
+        rule = self.rule_for_query(query)
         for doc in ranked:
-            if self.drop_reason(doc, recent_tools) is None:
-                reason = f"lexical {doc.lexical:.2f}, similarity {doc.semantic:.2f}"
+            if self.drop_reason(doc, recent_tools, rule) is None:
+                reason = f"similarity {doc.semantic:.2f}, lexical coverage {doc.coverage:.2f}"
                 out.append(Selection(doc.filename, score=doc.score, reason=reason))
                 if len(out) >= limit:
                     break

@@ -1,15 +1,20 @@
-"""The derived search index of a memory dir: one embedding row and one BM25 document per memory.
+"""The derived search index of a memory dir: embedding rows and BM25 terms for every memory.
 
 Invariants:
 - Memory files are the truth; this index is derived, lives in ``cache_dir`` (never inside the memory
   dir), and may be deleted at any time: the next refresh rebuilds it.
-- A file is identified by its relative path; it is re-read only when its (mtime, size) changed and
-  re-embedded only when its content hash changed, so an edit to one memory embeds one text.
-- On disk a generation is three files named after a random generation id (``vectors-<gen>.npy``,
-  ``lexical-<gen>.npz``, ``terms-<gen>.json``) plus ``manifest.json`` naming that id; every file is
-  written with :func:`atomic_write` and the manifest last, so a crash leaves the previous
-  generation whole. A manifest or generation file that cannot be read or does not match is
-  reported in :attr:`RefreshReport.problems` and the index is rebuilt — a bad cache never raises.
+- A refresh costs what changed, not what exists: :class:`~memdir.recall.dirstate.DirState` finds
+  changed files from directory mtimes; a file is re-read only when its (mtime, size) changed and
+  re-embedded only when its content hash changed.
+- Rows are append-only between compactions. A changed memory gets a new row at the end (its old
+  row is masked dead), so a change never rebuilds the 100,000-row arrays; BM25 for the appended
+  rows comes from :class:`~memdir.recall.live_lexical.LiveLexical`. When the appended rows pass a
+  fraction of the base, the live rows are compacted into a new base.
+- On disk a base generation is three files named after a random id (``vectors-<gen>.npy``,
+  ``lexical-<gen>.npz``, ``terms-<gen>.json``) plus ``manifest.json`` naming it; the rows appended
+  since are ``overlay-<gen>.npz``. Every file is written with :func:`atomic_write`, the manifest
+  after its generation, so a crash leaves a whole previous state. A cache file that cannot be read
+  or does not match is reported in :attr:`RefreshReport.problems` and rebuilt — never raised.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import logging
 import os
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,22 +34,24 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from memdir.atomic import atomic_write, content_hash, ensure_dir, locked
-from memdir.errors import FrontmatterError, LockHeldError
-from memdir.frontmatter import parse
+from memdir.atomic import atomic_write, ensure_dir, locked
+from memdir.errors import LockHeldError
 from memdir.model import MemoryHeader
+from memdir.recall.dirstate import DirState, FileStat
 from memdir.recall.embed import Embedder, Vectors
 from memdir.recall.lexical import K1, B, LexicalIndex, TermAnalyzer
-from memdir.scan import iter_memory_files
+from memdir.recall.live_lexical import LiveLexical, should_compact
+from memdir.recall.memory_text import PASSAGE_WORDS, MemoryText, read_memory_text
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 2
-# ≈ 200 word pieces: one slice plus the memory's title fits MiniLM's 256-piece window.
-PASSAGE_WORDS = 150
+FORMAT_VERSION = 3
 SAVE_LOCK_TIMEOUT = 10.0
-_GENERATION_FILES = ("vectors", "lexical", "terms")
+EMBED_CHUNK = 256  # passages per embed call: the unit of progress reporting
+_GENERATION_FILES = ("vectors", "lexical", "terms", "overlay")
 MTIME_TOLERANCE = 1e-6  # seconds; header mtimes are floats and round-trip through JSON
+
+Progress = Callable[[int, int], None]  # (passages embedded so far, passages to embed)
 
 
 @dataclass(slots=True)
@@ -87,6 +94,7 @@ class RefreshReport:
     removed: list[str] = field(default_factory=list)
     embedded: int = 0
     rebuilt: bool = False
+    compacted: bool = False
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -95,54 +103,12 @@ class RefreshReport:
         return bool(self.added or self.changed or self.removed or self.rebuilt)
 
 
-@dataclass(frozen=True, slots=True)
-class MemoryText:
-    """The parts of a memory file recall searches over."""
-
-    name: str
-    description: str
-    body: str
-
-    def passages(self, words: int = PASSAGE_WORDS) -> list[str]:
-        """Embedding inputs: the title and description, with each ``words``-word body slice.
-
-        MiniLM reads at most 256 word pieces, so a long memory embedded whole would be judged by
-        its opening alone; slicing lets its best passage speak for it (a memory's semantic score
-        is the maximum over its passages).
-        """
-        head = ". ".join(p for p in (self.name, self.description) if p)
-        body_words = self.body.split()
-        if len(body_words) <= words:
-            return [f"{head}\n{self.body}".strip()]
-        return [
-            f"{head}\n{' '.join(body_words[i : i + words])}".strip()
-            for i in range(0, len(body_words), words)
-        ]
-
-    def for_lexical(self) -> str:
-        return f"{self.name}\n{self.description}\n{self.body}"
-
-
-def read_memory_text(path: Path, rel: str) -> tuple[MemoryText, str, int]:
-    """(text parts, content hash, size) of a memory file; bad frontmatter is searched as body."""
-    raw = path.read_bytes()
-    text = raw.decode("utf-8", errors="replace")
-    try:
-        parsed = parse(text, source=rel)
-        meta, body = parsed.meta, parsed.body
-    except FrontmatterError:
-        meta, body = {}, text
-    name = meta.get("name")
-    description = meta.get("description")
-    return (
-        MemoryText(
-            name=str(name) if name is not None else Path(rel).stem,
-            description=str(description) if description is not None else "",
-            body=body,
-        ),
-        content_hash(raw),
-        len(raw),
-    )
+@dataclass
+class _NewRow:
+    doc: IndexedDoc
+    terms: str
+    passages: list[str]
+    replaces: int | None
 
 
 class SearchIndex:
@@ -154,28 +120,50 @@ class SearchIndex:
         cache_dir: Path,
         embedder: Embedder,
         analyzer: TermAnalyzer | None = None,
+        *,
+        dir_state: DirState | None = None,
     ) -> None:
         self.memory_dir = memory_dir
         self.cache_dir = cache_dir / "search" / _safe(embedder.name)
         self.embedder = embedder
         self.analyzer = analyzer or TermAnalyzer()
-        self.docs: list[IndexedDoc] = []
-        self.vectors: Vectors = np.zeros((0, embedder.dim), dtype=np.float32)  # one row a passage
-        self.starts = np.zeros(0, dtype=np.int64)  # first passage row of each doc
-        self.lexical = LexicalIndex(self.analyzer)
-        self._rows: dict[str, int] = {}
+        self.dir_state = dir_state or DirState(memory_dir)
+        self.progress: Progress | None = None
+        self.docs: list[IndexedDoc] = []  # one per row, dead rows included
+        self.live = np.zeros(0, dtype=bool)
+        self.starts = np.zeros(0, dtype=np.int64)  # first passage row of each row
+        self.lexical = LiveLexical(LexicalIndex(self.analyzer), [])
+        self._vec: Vectors = np.zeros((0, embedder.dim), dtype=np.float32)
+        self._nvec = 0
+        self._base_rows = 0
+        self._rows: dict[str, int] = {}  # live rows only
         self._mtimes = np.zeros(0, dtype=np.float64)
+        self._terms: list[str | None] = []  # per row, space-joined; base rows load lazily
         self._generation: str | None = None
-        self._terms: list[str] | None = None  # per doc, space-joined; loaded only when needed
         self._loaded = False
+        self._live_rows: npt.NDArray[np.int64] | None = None
+        self._touched: set[int] = set()  # base rows whose mtime moved since the base was saved
         self.last_refresh = 0.0
 
     # -- queries -------------------------------------------------------------------------------
+    @property
+    def vectors(self) -> Vectors:
+        """One row per passage (dead rows' passages included until the next compaction)."""
+        return self._vec[: self._nvec]
+
     def row_of(self, rel: str) -> int | None:
         return self._rows.get(rel)
 
+    def live_docs(self) -> list[IndexedDoc]:
+        return [self.docs[int(i)] for i in self.live_rows()]
+
+    def live_rows(self) -> npt.NDArray[np.int64]:
+        if self._live_rows is None:
+            self._live_rows = np.flatnonzero(self.live).astype(np.int64)
+        return self._live_rows
+
     def semantic_scores(self, query_vector: Vectors) -> Vectors:
-        """Cosine similarity of every doc to the query: the best of its passages."""
+        """Cosine similarity of every row to the query: the best of its passages."""
         if not self.docs:
             return np.zeros(0, dtype=np.float32)
         per_passage = self.vectors @ query_vector
@@ -185,11 +173,7 @@ class SearchIndex:
     def resolve(
         self, headers: Sequence[MemoryHeader]
     ) -> tuple[list[MemoryHeader], npt.NDArray[np.int64]]:
-        """(headers not indexed at their mtime, rows of the indexed ones), in one O(N) pass.
-
-        Vectorised because callers pass every header on every query (100,000 at the top of the
-        scale benchmark), so no per-header Python branching on the common path.
-        """
+        """(headers not indexed at their mtime, rows of the indexed ones), in one O(N) pass."""
         names = [h.filename for h in headers]
         found = list(map(self._rows.get, names))
         if None in found:
@@ -210,98 +194,185 @@ class SearchIndex:
 
     # -- refresh -------------------------------------------------------------------------------
     def refresh(self) -> RefreshReport:
-        """Bring the index in step with the memory dir (stat every file, read only changed ones)."""
+        """Bring the index in step with the memory dir (read and embed only what changed)."""
         started = time.perf_counter()
         report = RefreshReport()
         if not self._loaded:
             self._load(report)
-        listing: list[tuple[str, os.DirEntry[str], os.stat_result]] = []
-        for rel, entry in iter_memory_files(self.memory_dir):
-            try:
-                listing.append((rel, entry, entry.stat()))
-            except OSError:
-                continue
-        listing.sort(key=lambda item: item[0])
-        if not report.rebuilt and self._unchanged(listing):
-            self.last_refresh = time.monotonic()
-            report.seconds = time.perf_counter() - started
-            return report
-        terms = None if report.rebuilt else self._current_terms(report)
-        old_docs = {d.rel: (i, d) for i, d in enumerate(self.docs)} if terms is not None else {}
-        report.rebuilt = report.rebuilt or terms is None
-        docs: list[IndexedDoc] = []
-        doc_terms: list[str] = []
-        keep_rows: list[int] = []
-        new_passages: list[list[str]] = []
-        for rel, entry, stat in listing:
-            previous = old_docs.get(rel)
-            if previous is not None and terms is not None and _same_stat(previous[1], stat):
-                docs.append(previous[1])
-                doc_terms.append(terms[previous[0]])
-                keep_rows.append(previous[0])
-                continue
-            try:
-                text, sha, size = read_memory_text(Path(entry.path), rel)
-            except OSError as exc:
-                report.problems.append(f"{rel}: unreadable ({exc.strerror or exc})")
-                continue
-            doc = IndexedDoc(rel, stat.st_mtime, size, sha, text.name, text.description)
-            docs.append(doc)
-            doc_terms.append(" ".join(self.analyzer.terms(text.for_lexical())))
-            if previous is not None and previous[1].sha256 == sha:
-                doc.passages = previous[1].passages
-                keep_rows.append(previous[0])  # touched, not changed: keep its vectors
-                continue
-            (report.changed if previous is not None else report.added).append(rel)
-            keep_rows.append(-1)
-            new_passages.append(text.passages())
-            doc.passages = len(new_passages[-1])
-        live = {d.rel for d in docs}
-        report.removed = sorted(rel for rel in old_docs if rel not in live)
-        self._install(docs, doc_terms, keep_rows, new_passages)
-        report.embedded = len(new_passages)
-        self._save(report)
+        delta = self.dir_state.poll()
+        files = self.dir_state.files
+        if report.rebuilt:
+            suspects = sorted(files)
+            removed = sorted(self._rows)
+        elif delta.full:
+            suspects = sorted(
+                rel
+                for rel, st in files.items()
+                if (row := self._rows.get(rel)) is None or not _same(self.docs[row], st)
+            )
+            removed = sorted(set(self._rows) - set(files))
+        else:
+            suspects = sorted(
+                rel
+                for rel in delta.changed
+                if (row := self._rows.get(rel)) is None or not _same(self.docs[row], files[rel])
+            )
+            removed = sorted(rel for rel in delta.removed if rel in self._rows)
+        touched, new_rows = self._read(suspects, report)
+        report.removed = removed
+        if new_rows or removed or touched or report.rebuilt:
+            vectors = self._embed([p for row in new_rows for p in row.passages])
+            # A rebuild compacts right away: scoring the rows one by one first would be waste.
+            self._apply(new_rows, removed, vectors, lexical=not report.rebuilt)
+            report.embedded = len(new_rows)
+            if report.rebuilt or should_compact(self._base_rows, len(self.docs) - self._base_rows):
+                self._compact(report)
+            self._save(report)
         self.last_refresh = time.monotonic()
         report.seconds = time.perf_counter() - started
         return report
 
-    def _unchanged(self, listing: list[tuple[str, os.DirEntry[str], os.stat_result]]) -> bool:
-        if len(listing) != len(self.docs):
-            return False
-        return all(
-            rel == doc.rel and _same_stat(doc, stat)
-            for (rel, _, stat), doc in zip(listing, self.docs, strict=True)
-        )
+    def _read(self, suspects: list[str], report: RefreshReport) -> tuple[bool, list[_NewRow]]:
+        """Read the suspect files: mtime-only changes are recorded, real changes become rows."""
+        touched = False
+        new_rows: list[_NewRow] = []
+        for rel in suspects:
+            st = self.dir_state.files[rel]
+            try:
+                text, sha, size = read_memory_text(self.memory_dir / rel, rel)
+            except OSError as exc:
+                report.problems.append(f"{rel}: unreadable ({exc.strerror or exc})")
+                continue
+            row = self._rows.get(rel)
+            if row is not None and self.docs[row].sha256 == sha:
+                self._touch(row, st[2], size)
+                touched = True  # touched, not changed: keep its vectors and terms
+                continue
+            (report.changed if row is not None else report.added).append(rel)
+            doc = IndexedDoc(rel, st[2], size, sha, text.name, text.description)
+            passages = text.passages()
+            doc.passages = len(passages)
+            terms = " ".join(self.analyzer.terms(text.for_lexical()))
+            new_rows.append(_NewRow(doc, terms, passages, row))
+        return touched, new_rows
 
-    def _install(
+    def _touch(self, row: int, mtime: float, size: int) -> None:
+        self.docs[row].mtime, self.docs[row].size = mtime, size
+        self._mtimes[row] = mtime
+        if row < self._base_rows:
+            self._touched.add(row)
+
+    def _apply(
+        self,
+        new_rows: list[_NewRow],
+        removed: list[str],
+        vectors: Vectors,
+        *,
+        lexical: bool = True,
+    ) -> None:
+        """Mask replaced and removed rows; append the new ones with their ``vectors``."""
+        for rel in removed:
+            self._kill(self._rows.pop(rel))
+        cursor = 0
+        starts: list[int] = []
+        for new in new_rows:
+            if new.replaces is not None:
+                self._kill(new.replaces)
+            row = len(self.docs)
+            self.docs.append(new.doc)
+            self._terms.append(new.terms)
+            if lexical:
+                self.lexical.append(new.terms.split(" ") if new.terms else [])
+            self._rows[new.doc.rel] = row
+            starts.append(self._nvec + cursor)
+            cursor += new.doc.passages
+        self._append_vectors(vectors)
+        if new_rows:
+            self.starts = np.concatenate([self.starts, np.array(starts, dtype=np.int64)])
+            self.live = np.concatenate([self.live, np.ones(len(new_rows), dtype=bool)])
+            mtimes = np.array([n.doc.mtime for n in new_rows], dtype=np.float64)
+            self._mtimes = np.concatenate([self._mtimes, mtimes])
+        self._live_rows = None
+
+    def _kill(self, row: int) -> None:
+        self.live[row] = False
+        self.lexical.kill(row)
+
+    def _embed(self, texts: list[str]) -> Vectors:
+        """Embed in length order (little padding), in chunks so progress can be shown."""
+        dim = self.embedder.dim
+        out = np.zeros((len(texts), dim), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        done = 0
+        for start in range(0, len(order), EMBED_CHUNK):
+            chunk = order[start : start + EMBED_CHUNK]
+            out[chunk] = self.embedder.embed([texts[i] for i in chunk])
+            done += len(chunk)
+            if self.progress is not None:
+                self.progress(done, len(texts))
+        return out
+
+    def _append_vectors(self, vectors: Vectors) -> None:
+        need = self._nvec + len(vectors)
+        if need > len(self._vec):  # grow geometrically: appends stay amortised O(new rows)
+            grown = np.zeros((max(need, 2 * len(self._vec), 16), self.embedder.dim), np.float32)
+            grown[: self._nvec] = self._vec[: self._nvec]
+            self._vec = grown
+        self._vec[self._nvec : need] = vectors
+        self._nvec = need
+
+    def _compact(self, report: RefreshReport) -> None:
+        """Fold every live row into a new base (sorted by path) and rebuild BM25 once."""
+        terms = self._all_terms(report)
+        keep = sorted(self.live_rows().tolist(), key=lambda r: self.docs[r].rel)
+        docs = [self.docs[r] for r in keep]
+        pieces = [self._vec[self.starts[r] : self.starts[r] + self.docs[r].passages] for r in keep]
+        dim = self.embedder.dim
+        vectors = np.vstack(pieces) if pieces else np.zeros((0, dim), dtype=np.float32)
+        kept_terms = [terms[r] for r in keep]
+        base = LexicalIndex(self.analyzer).build_from_terms(
+            [t.split(" ") if t else [] for t in kept_terms]
+        )
+        lengths = [len(t.split(" ")) if t else 1 for t in kept_terms]
+        self._install_base(docs, vectors, base, list(kept_terms), lengths)
+        report.compacted = True
+
+    def _all_terms(self, report: RefreshReport) -> list[str]:
+        """Terms of every row; base rows come from the saved terms file or are re-analysed."""
+        if any(t is None for t in self._terms):
+            saved = self._saved_terms(report)
+            for row, value in enumerate(saved or []):
+                if self._terms[row] is None:
+                    self._terms[row] = value
+            for row in np.flatnonzero(self.live).tolist():
+                if self._terms[row] is None:  # no saved terms: analyse the file again
+                    try:
+                        text = read_memory_text(self.memory_dir / self.docs[row].rel, "")[0]
+                        self._terms[row] = " ".join(self.analyzer.terms(text.for_lexical()))
+                    except OSError:
+                        self._terms[row] = ""
+        return [t or "" for t in self._terms]
+
+    def _install_base(
         self,
         docs: list[IndexedDoc],
-        doc_terms: list[str],
-        keep_rows: list[int],
-        new_passages: list[list[str]],
+        vectors: Vectors,
+        base: LexicalIndex,
+        terms: list[str | None],
+        lengths: list[int],
     ) -> None:
-        """Swap in the new doc list: kept docs reuse their vectors, new ones are embedded."""
-        flat = [p for passages in new_passages for p in passages]
-        embedded = self.embedder.embed(flat) if flat else self.vectors[:0]
-        pieces: list[Vectors] = []
-        cursor = 0
-        for doc, row in zip(docs, keep_rows, strict=True):
-            if row >= 0:
-                start = int(self.starts[row])
-                pieces.append(self.vectors[start : start + doc.passages])
-            else:
-                pieces.append(embedded[cursor : cursor + doc.passages])
-                cursor += doc.passages
-        dim = self.embedder.dim
-        self.vectors = np.vstack(pieces) if pieces else np.zeros((0, dim), dtype=np.float32)
         self.docs = docs
+        self._vec = np.ascontiguousarray(vectors, dtype=np.float32)
+        self._nvec = len(vectors)
         self.starts = _starts(docs)
+        self.live = np.ones(len(docs), dtype=bool)
+        self._base_rows = len(docs)
         self._rows = {d.rel: i for i, d in enumerate(docs)}
         self._mtimes = np.array([d.mtime for d in docs], dtype=np.float64)
-        self._terms = doc_terms
-        self.lexical = LexicalIndex(self.analyzer).build_from_terms(
-            [t.split(" ") if t else [] for t in doc_terms]
-        )
+        self._terms = terms
+        self._touched = set()
+        self.lexical = LiveLexical(base, lengths)
+        self._live_rows = None
 
     # -- persistence ---------------------------------------------------------------------------
     def _manifest_path(self) -> Path:
@@ -319,7 +390,7 @@ class SearchIndex:
         }
 
     def _load(self, report: RefreshReport) -> None:
-        """Load the saved generation; on any mismatch or damage, note it and start empty."""
+        """Load the saved base and overlay; on any mismatch or damage, note it and start empty."""
         self._loaded = True
         path = self._manifest_path()
         if not path.exists():
@@ -327,8 +398,7 @@ class SearchIndex:
             return
         try:
             manifest = json.loads(path.read_text(encoding="utf-8"))
-            header = manifest["header"]
-            if header != self._expected_header():
+            if manifest["header"] != self._expected_header():
                 report.rebuilt = True
                 report.problems.append("search index built with other settings; rebuilding")
                 return
@@ -341,64 +411,114 @@ class SearchIndex:
                 raise ValueError("generation files do not match the manifest")
             if lexical.size != len(docs):
                 raise ValueError("lexical index size does not match the manifest")
+            lengths = manifest.get("lengths")
+            if not isinstance(lengths, list) or len(lengths) != len(docs):
+                raise ValueError("document lengths do not match the manifest")
         except Exception as exc:  # any damage to a derived cache means "rebuild", never a crash
             problem = f"search index cache at {self.cache_dir} was unreadable ({exc}); rebuilding"
             log.warning("%s", problem)
             report.problems.append(problem)
             report.rebuilt = True
             return
-        self.docs = docs
-        self.vectors = vectors.astype(np.float32, copy=False)
-        self.starts = _starts(docs)
-        self.lexical = lexical
-        self._rows = {d.rel: i for i, d in enumerate(docs)}
-        self._mtimes = np.array([d.mtime for d in docs], dtype=np.float64)
+        self._install_base(docs, vectors, lexical, [None] * len(docs), [int(n) for n in lengths])
         self._generation = generation
+        self._load_overlay(report)
 
-    def _current_terms(self, report: RefreshReport) -> list[str] | None:
-        """Per-doc analysed terms, so a change re-analyses only changed files; None = unknown."""
-        if self._terms is not None:
-            return self._terms
+    def _load_overlay(self, report: RefreshReport) -> None:
+        """Re-append the rows saved since the base; a bad overlay only costs re-reading files."""
+        path = self.cache_dir / f"overlay-{self._generation}.npz"
+        if not path.exists():
+            return
+        try:
+            with np.load(path, allow_pickle=False) as npz:
+                meta = json.loads(npz["meta"].tobytes().decode("utf-8"))
+                vectors = np.asarray(npz["vectors"], dtype=np.float32)
+            docs = [IndexedDoc.from_json(row) for row in meta["docs"]]
+            terms = [str(t) for t in meta["terms"]]
+            if len(terms) != len(docs) or len(vectors) != sum(d.passages for d in docs):
+                raise ValueError("overlay rows do not match")
+            if vectors.ndim != 2 or (len(vectors) and vectors.shape[1] != self.embedder.dim):
+                raise ValueError("overlay vectors have the wrong shape")
+            dead = [self._rows[rel] for rel in meta["dead"] if rel in self._rows]
+            touched = {str(k): v for k, v in meta["touched"].items()}
+        except Exception as exc:  # the base is whole; files changed since will be re-read
+            report.problems.append(f"search index overlay unreadable ({exc}); re-reading changes")
+            return
+        for dead_row in dead:
+            self._rows.pop(self.docs[dead_row].rel, None)
+            self._kill(dead_row)
+        for rel, (mtime, size) in touched.items():
+            if (row := self._rows.get(rel)) is not None:
+                self._touch(row, float(mtime), int(size))
+        new_rows = [
+            _NewRow(doc, term, [], self._rows.get(doc.rel))
+            for doc, term in zip(docs, terms, strict=True)
+        ]
+        self._apply(new_rows, [], vectors)
+
+    def _saved_terms(self, report: RefreshReport) -> list[str] | None:
         if self._generation is None:
-            return None if self.docs else []
+            return None
         path = self.cache_dir / f"terms-{self._generation}.json"
         try:
             terms = json.loads(path.read_text(encoding="utf-8"))
-            if not isinstance(terms, list) or len(terms) != len(self.docs):
+            if not isinstance(terms, list) or len(terms) != self._base_rows:
                 raise ValueError("term lists do not match the manifest")
         except (OSError, ValueError) as exc:
-            report.problems.append(f"search index terms unreadable ({exc}); rebuilding")
+            report.problems.append(f"search index terms unreadable ({exc}); re-analysing")
             return None
-        self._terms = [str(t) for t in terms]
-        return self._terms
+        return [str(t) for t in terms]
 
     def _save(self, report: RefreshReport) -> None:
         try:
             ensure_dir(self.cache_dir)
             # Two processes refreshing one cache must not delete each other's generation files.
             with locked(self.cache_dir / "index.lock", timeout=SAVE_LOCK_TIMEOUT):
-                generation = self._write_generation()
-                self._remove_stale_generations(generation)
+                if report.compacted or self._generation is None:
+                    generation = self._write_generation()
+                    self._remove_stale_generations(generation)
+                    self._generation = generation
+                else:
+                    self._write_overlay(self._generation)
         except (OSError, LockHeldError) as exc:
             # The in-memory index is complete; only the next process pays for a rebuild.
             report.problems.append(f"search index not saved ({exc})")
-            return
-        self._generation = generation
 
     def _write_generation(self) -> str:
         generation = secrets.token_hex(6)
         buffer = io.BytesIO()
         np.save(buffer, self.vectors, allow_pickle=False)
         atomic_write(self.cache_dir / f"vectors-{generation}.npy", buffer.getvalue())
-        self.lexical.save(self.cache_dir / f"lexical-{generation}.npz")
-        atomic_write(self.cache_dir / f"terms-{generation}.json", json.dumps(self._terms or []))
+        self.lexical.base.save(self.cache_dir / f"lexical-{generation}.npz")
+        terms = [t or "" for t in self._terms]
+        atomic_write(self.cache_dir / f"terms-{generation}.json", json.dumps(terms))
         manifest = {
             "header": self._expected_header(),
             "generation": generation,
             "docs": [d.to_json() for d in self.docs],
+            "lengths": [len(t.split(" ")) if t else 1 for t in terms],
         }
         atomic_write(self._manifest_path(), json.dumps(manifest))
         return generation
+
+    def _write_overlay(self, generation: str) -> None:
+        base, rows = self._base_rows, range(self._base_rows, len(self.docs))
+        live = [r for r in rows if self.live[r]]
+        meta = {
+            "docs": [self.docs[r].to_json() for r in live],
+            "terms": [self._terms[r] or "" for r in live],
+            "dead": [self.docs[r].rel for r in range(base) if not self.live[r]],
+            "touched": {
+                self.docs[r].rel: [self.docs[r].mtime, self.docs[r].size]
+                for r in sorted(self._touched)
+                if self.live[r]
+            },
+        }
+        pieces = [self._vec[self.starts[r] : self.starts[r] + self.docs[r].passages] for r in live]
+        vectors = np.vstack(pieces) if pieces else np.zeros((0, self.embedder.dim), np.float32)
+        buffer = io.BytesIO()
+        np.savez(buffer, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8), vectors=vectors)
+        atomic_write(self.cache_dir / f"overlay-{generation}.npz", buffer.getvalue())
 
     def _remove_stale_generations(self, keep: str) -> None:
         for entry in os.scandir(self.cache_dir):
@@ -406,6 +526,8 @@ class SearchIndex:
             if stem.split("-", 1)[0] in _GENERATION_FILES and not stem.endswith(keep):
                 with contextlib.suppress(OSError):
                     os.unlink(entry.path)
+        with contextlib.suppress(OSError):  # the new base holds every row: no overlay yet
+            os.unlink(self.cache_dir / f"overlay-{keep}.npz")
 
 
 def _starts(docs: list[IndexedDoc]) -> npt.NDArray[np.int64]:
@@ -413,12 +535,20 @@ def _starts(docs: list[IndexedDoc]) -> npt.NDArray[np.int64]:
     return np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64) if len(docs) else counts
 
 
-def _same_stat(doc: IndexedDoc, stat: os.stat_result) -> bool:
-    return abs(doc.mtime - stat.st_mtime) <= MTIME_TOLERANCE and doc.size == stat.st_size
+def _same(doc: IndexedDoc, st: FileStat) -> bool:
+    return abs(doc.mtime - st[2]) <= MTIME_TOLERANCE and doc.size == st[1]
 
 
 def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
 
 
-__all__ = ["IndexedDoc", "MemoryText", "RefreshReport", "SearchIndex", "read_memory_text"]
+__all__ = [
+    "PASSAGE_WORDS",
+    "IndexedDoc",
+    "MemoryText",
+    "Progress",
+    "RefreshReport",
+    "SearchIndex",
+    "read_memory_text",
+]

@@ -1,0 +1,66 @@
+"""The text recall searches in a memory file: name, description and body, and its passages."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from memdir.atomic import content_hash
+from memdir.errors import FrontmatterError
+from memdir.frontmatter import parse
+
+# ≈ 200 word pieces: one slice plus the memory's title fits MiniLM's 256-piece window.
+PASSAGE_WORDS = 150
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryText:
+    """The parts of a memory file recall searches over."""
+
+    name: str
+    description: str
+    body: str
+
+    def passages(self, words: int = PASSAGE_WORDS) -> list[str]:
+        """Embedding inputs: the title and description, with each ``words``-word body slice.
+
+        MiniLM reads at most 256 word pieces, so a long memory embedded whole would be judged by
+        its opening alone; slicing lets its best passage speak for it (a memory's semantic score
+        is the maximum over its passages).
+        """
+        head = ". ".join(p for p in (self.name, self.description) if p)
+        body_words = self.body.split()
+        if len(body_words) <= words:
+            return [f"{head}\n{self.body}".strip()]
+        return [
+            f"{head}\n{' '.join(body_words[i : i + words])}".strip()
+            for i in range(0, len(body_words), words)
+        ]
+
+    def for_lexical(self) -> str:
+        return f"{self.name}\n{self.description}\n{self.body}"
+
+
+def read_memory_text(path: Path, rel: str) -> tuple[MemoryText, str, int]:
+    """(text parts, content hash, size) of a memory file; bad frontmatter is searched as body."""
+    raw = path.read_bytes()
+    text = raw.decode("utf-8", errors="replace")
+    try:
+        parsed = parse(text, source=rel)
+        meta, body = parsed.meta, parsed.body
+    except FrontmatterError:
+        meta, body = {}, text
+    name = meta.get("name")
+    description = meta.get("description")
+    return (
+        MemoryText(
+            name=str(name) if name is not None else Path(rel).stem,
+            description=str(description) if description is not None else "",
+            body=body,
+        ),
+        content_hash(raw),
+        len(raw),
+    )
+
+
+__all__ = ["PASSAGE_WORDS", "MemoryText", "read_memory_text"]

@@ -1,0 +1,163 @@
+"""Which ranked memories are worth surfacing: a rule over every signal the ranker computes.
+
+The ranker orders memories by a fused score; whether the best of them is *relevant* is a separate
+question. A single cosine floor answers it badly both ways: short task-style requests ("is it OK
+to merge this refactor today?") often sit just under it for the memory that ranks first, while
+the best 150-word passage of a long memory clears it for nearly any question. The default
+:class:`EvidenceRule` asks for one of two kinds of evidence:
+
+- **meaning**: a cosine similarity of at least ``strong`` (0.40) on its own, or
+- **meaning and words together**: a cosine of at least ``weak`` (0.15) *and* a lexical coverage of
+  at least ``coverage`` (0.15) — the memory's BM25 score divided by the most any memory could
+  score for the query, so a question whose rare words (names, tickets, tools) the memory dir never
+  uses cannot pass on a chance word.
+
+The operating point was chosen on memdir's evaluation set (a coding assistant's memory dir with
+task-style and unanswerable requests) together with LoCoMo's other-conversation probe; the
+trade-off of several rules is in docs/benchmarks.md and docs/recall.md. :class:`CosineFloor` is
+the previous rule, kept for comparison and for callers who want it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredDoc:
+    """One memory with its scores: ``score`` is the fused one that orders results."""
+
+    filename: str
+    score: float
+    lexical: float
+    semantic: float
+    name: str
+    description: str
+    coverage: float = 0.0  # lexical / the query's maximum BM25: share of the query matched
+
+
+class RelevanceRule(Protocol):
+    """Says why a ranked memory should not be surfaced, or None to keep it."""
+
+    @property
+    def label(self) -> str: ...
+
+    def drop_reason(self, doc: ScoredDoc) -> str | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class CosineFloor:
+    """Keep a memory when its cosine similarity reaches ``floor`` (memdir's first rule)."""
+
+    floor: float = 0.30
+
+    @property
+    def label(self) -> str:
+        return f"cosine ≥ {self.floor:.2f}"
+
+    def drop_reason(self, doc: ScoredDoc) -> str | None:
+        if doc.semantic >= self.floor:
+            return None
+        return f"similarity {doc.semantic:.2f} under the floor {self.floor:.2f}"
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceRule:
+    """Keep on strong meaning, or on weaker meaning backed by the query's words (see module)."""
+
+    strong: float = 0.40
+    weak: float = 0.15
+    coverage: float = 0.15
+
+    @property
+    def label(self) -> str:
+        return (
+            f"cosine ≥ {self.strong:.2f}, or cosine ≥ {self.weak:.2f} "
+            f"with lexical coverage ≥ {self.coverage:.2f}"
+        )
+
+    def drop_reason(self, doc: ScoredDoc) -> str | None:
+        if doc.semantic >= self.strong:
+            return None
+        if doc.semantic >= self.weak and doc.coverage >= self.coverage:
+            return None
+        if doc.semantic < self.weak:
+            return f"similarity {doc.semantic:.2f} under {self.weak:.2f}"
+        return (
+            f"similarity {doc.semantic:.2f} under {self.strong:.2f} and lexical coverage "
+            f"{doc.coverage:.2f} under {self.coverage:.2f}"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class WordsRequired:
+    """For questions an English-only model cannot read (CJK): only meaning *with* words counts.
+
+    MiniLM splits Han characters into single pieces it was barely trained on, so unrelated Chinese
+    sentences reach cosines of 0.4–0.6; there its similarity is not evidence on its own. The
+    coverage bar is half the English one: a CJK question is analysed as character bigrams, and
+    the bigrams that straddle two words (about half of them) can never match a memory.
+    """
+
+    base: EvidenceRule
+
+    @property
+    def coverage(self) -> float:
+        return self.base.coverage / 2
+
+    @property
+    def label(self) -> str:
+        return f"lexical coverage ≥ {self.coverage:.3f} (cosine ≥ {self.base.weak:.2f})"
+
+    def drop_reason(self, doc: ScoredDoc) -> str | None:
+        if doc.coverage >= self.coverage and doc.semantic >= self.base.weak:
+            return None
+        return (
+            f"lexical coverage {doc.coverage:.2f} under {self.coverage:.3f} (the English "
+            "model's similarity is not evidence for CJK text)"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class KeepAll:
+    """No gate: every ranked memory is kept (ranking evaluation)."""
+
+    @property
+    def label(self) -> str:
+        return "no gate"
+
+    def drop_reason(self, doc: ScoredDoc) -> str | None:
+        return None
+
+
+DEFAULT_RULE = EvidenceRule()
+# USE's cosines for related and unrelated text sit higher than MiniLM's on the evaluation set, so
+# its "meaning alone" bar is higher (docs/benchmarks.md, recall section).
+_RULES_BY_EMBEDDER: dict[str, RelevanceRule] = {
+    "use-multilingual-v3": EvidenceRule(strong=0.45, weak=0.15, coverage=0.15),
+}
+
+
+# Embedders trained on many languages, CJK included: their cosine counts for CJK questions too.
+MULTILINGUAL_EMBEDDERS = frozenset(_RULES_BY_EMBEDDER)
+
+
+def rule_for(embedder_name: str, *, cjk_query: bool = False) -> RelevanceRule:
+    """The default rule calibrated for an embedder's similarity scale (and the query's script)."""
+    rule = _RULES_BY_EMBEDDER.get(embedder_name, DEFAULT_RULE)
+    if cjk_query and embedder_name not in MULTILINGUAL_EMBEDDERS and isinstance(rule, EvidenceRule):
+        return WordsRequired(rule)
+    return rule
+
+
+__all__ = [
+    "DEFAULT_RULE",
+    "CosineFloor",
+    "EvidenceRule",
+    "KeepAll",
+    "RelevanceRule",
+    "ScoredDoc",
+    "WordsRequired",
+    "rule_for",
+]

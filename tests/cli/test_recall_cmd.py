@@ -1,0 +1,59 @@
+"""``memdir reindex`` and the progress bar: drawn on a terminal, silent when piped."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+from memdir.cli.main import main
+from memdir.cli.recall_cmd import ProgressBar
+
+
+class Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def _run(tmp_path: Path, *argv: str, stderr: io.StringIO | None = None) -> tuple[int, str, str]:
+    out, err = io.StringIO(), stderr if stderr is not None else io.StringIO()
+    code = main(list(argv), env={"HOME": str(tmp_path / "h")}, cwd=tmp_path, stdout=out, stderr=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def _add(tmp_path: Path, name: str, description: str) -> None:
+    code, _out, err = _run(
+        tmp_path, "--dir", "mem", "add", name, "-d", description, "-t", "project", "-b", "body"
+    )
+    assert code == 0, err
+
+
+def test_reindex_reports_json_and_stays_quiet_when_piped(tmp_path: Path) -> None:
+    _add(tmp_path, "Merge freeze", "No merges until the mobile release")
+    _add(tmp_path, "Staging", "Deploy to staging with make deploy-staging")
+    code, out, err = _run(tmp_path, "--dir", "mem", "reindex")
+    assert code == 0 and err == ""
+    report = json.loads(out)
+    assert (report["memories"], report["added"], report["rebuilt"]) == (2, 2, True)
+    code, out, _ = _run(tmp_path, "--dir", "mem", "reindex")
+    assert json.loads(out)["added"] == 0
+
+
+def test_progress_is_drawn_on_a_terminal(tmp_path: Path) -> None:
+    _add(tmp_path, "Merge freeze", "No merges until the mobile release")
+    tty = Tty()
+    code, _out, _err = _run(tmp_path, "--dir", "mem", "reindex", stderr=tty)
+    assert code == 0
+    assert "\rembedding 1/1 (100%)" in tty.getvalue() and tty.getvalue().endswith("\n")
+
+
+def test_progress_bar_text() -> None:
+    stream = Tty()
+    bar = ProgressBar(stream)
+    bar(250, 1000)
+    bar.close()
+    assert stream.getvalue().startswith("\rembedding 250/1,000 (25%), ")
+    assert stream.getvalue().endswith("\n")
+    silent = Tty()
+    ProgressBar(silent).close()
+    assert silent.getvalue() == ""
