@@ -32,7 +32,7 @@ _GROUPS: dict[str, tuple[str, ...]] = {
         *("where", "init", "list", "show", "add", "write", "edit", "rm", "mv"),
         *("index", "manifest", "prompt", "doctor"),
     ),
-    "recall_cmd": ("recall",),
+    "recall_cmd": ("recall", "reindex"),
     "extract_cmd": ("extract",),
     "mcp_cmd": ("mcp",),
     "secrets_cmd": ("secrets",),
