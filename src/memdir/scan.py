@@ -80,7 +80,7 @@ def iter_memory_files(
                 if entry.is_dir(follow_symlinks=False):
                     stack.append((entry.path, rel + "/"))
                 elif entry.name.endswith(".md") and entry.name != ENTRYPOINT_NAME:
-                    if entry.is_symlink() and not _link_inside(real_root, entry, issues):
+                    if entry.is_symlink() and not link_inside(real_root, entry, issues):
                         continue
                     if entry.is_file(follow_symlinks=True):
                         yield rel, entry
@@ -88,7 +88,9 @@ def iter_memory_files(
                 continue
 
 
-def _link_inside(real_root: Path, entry: os.DirEntry[str], issues: list[ScanIssue] | None) -> bool:
+def link_inside(real_root: Path, entry: os.DirEntry[str], issues: list[ScanIssue] | None) -> bool:
+    """Whether symlink ``entry`` resolves inside ``real_root`` (a realpath); escapes, dangling
+    links and loops go to ``issues``. Every lister of memory files uses this one rule."""
     try:
         target = Path(os.path.realpath(entry.path, strict=True))
     except (OSError, RuntimeError):

@@ -133,3 +133,16 @@ def test_a_directory_listed_in_its_own_clock_tick_is_listed_again(
 def test_missing_root_is_empty_not_an_error(tmp_path: Path) -> None:
     state = DirState(tmp_path / "absent")
     assert not state.poll() and state.files == {}
+
+
+def test_links_out_of_the_dir_are_never_listed(tmp_path: Path) -> None:
+    """Regression: the incremental index listed ``ln -s /etc/passwd passwd.md`` and recall
+    printed it; the lister now applies the scan's link rule (links inside are fine)."""
+    root = tmp_path / "mem"
+    put(root, "a.md")
+    outside = tmp_path / "secret.md"
+    outside.write_text("CANARY\n")
+    (root / "passwd.md").symlink_to(outside)
+    (root / "alias.md").symlink_to(root / "a.md")
+    (root / "dangling.md").symlink_to(tmp_path / "nowhere.md")
+    assert sorted(DirState(root).poll().changed) == ["a.md", "alias.md"]

@@ -50,3 +50,18 @@ def test_stale_memory_gets_the_reminder(tmp_path: Path) -> None:
 
 def test_vanished_file_is_none(tmp_path: Path) -> None:
     assert surface(RelevantMemory(tmp_path / "gone.md", "gone.md", NOW)) is None
+
+
+def test_a_file_swapped_for_a_link_out_of_the_dir_is_not_surfaced(tmp_path: Path) -> None:
+    """Chosen while it was a memory, replaced by a link to a file outside before surfacing."""
+    root = tmp_path / "mem"
+    root.mkdir()
+    outside = tmp_path / "secret.txt"
+    outside.write_text("CANARY\n")
+    (root / "m.md").symlink_to(outside)
+    assert surface(RelevantMemory(root / "m.md", "m.md", NOW)) is None
+    inside = root / "real.md"
+    inside.write_text("kept\n")
+    (root / "ok.md").symlink_to(inside)
+    shown = surface(RelevantMemory(root / "ok.md", "ok.md", NOW))
+    assert shown is not None and "kept" in shown.content

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memdir.index import ENTRYPOINT_NAME
+from memdir.scan import link_inside
 
 FULL_STAT_LIMIT = 500
 SWEEP_INTERVAL = 30.0
@@ -58,6 +59,7 @@ class DirState:
         full_stat_limit: int = FULL_STAT_LIMIT,
     ) -> None:
         self.root = root
+        self._real_root = Path(os.path.realpath(root))
         self.sweep_interval = sweep_interval
         self.full_stat_limit = full_stat_limit
         self.files: dict[str, FileStat] = {}
@@ -180,6 +182,8 @@ class DirState:
                         files[rel] = known
                         names.add(rel)
                         continue
+                    if entry.is_symlink() and not link_inside(self._real_root, entry, None):
+                        continue  # a link out of the memory dir is never content (scan's rule)
                     st = entry.stat(follow_symlinks=True)
                     if stat_mod.S_ISREG(st.st_mode):
                         files[rel] = (st.st_mtime_ns, st.st_size, st.st_mtime, entry.inode())

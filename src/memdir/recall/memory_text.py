@@ -8,6 +8,7 @@ from pathlib import Path
 from memdir.atomic import content_hash
 from memdir.errors import FrontmatterError
 from memdir.frontmatter import parse
+from memdir.pathsafe import open_inside
 
 # ≈ 200 word pieces: one slice plus the memory's title fits MiniLM's 256-piece window.
 PASSAGE_WORDS = 150
@@ -41,9 +42,19 @@ class MemoryText:
         return f"{self.name}\n{self.description}\n{self.body}"
 
 
-def read_memory_text(path: Path, rel: str) -> tuple[MemoryText, str, int]:
-    """(text parts, content hash, size) of a memory file; bad frontmatter is searched as body."""
-    raw = path.read_bytes()
+def read_memory_text(
+    path: Path, rel: str, *, real_root: Path | None = None
+) -> tuple[MemoryText, str, int]:
+    """(text parts, content hash, size) of a memory file; bad frontmatter is searched as body.
+
+    With ``real_root`` (a realpath) a file that resolves outside it raises UnsafePathError
+    instead of being read: the same check every other reader of memory files makes.
+    """
+    if real_root is None:
+        raw = path.read_bytes()
+    else:
+        with open(open_inside(real_root, path), "rb") as fh:
+            raw = fh.read()
     text = raw.decode("utf-8", errors="replace")
     try:
         parsed = parse(text, source=rel)

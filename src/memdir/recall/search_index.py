@@ -35,7 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memdir.atomic import atomic_write, ensure_dir, locked
-from memdir.errors import LockHeldError
+from memdir.errors import LockHeldError, UnsafePathError
 from memdir.model import MemoryHeader
 from memdir.recall.dirstate import DirState, FileStat
 from memdir.recall.embed import Embedder, Vectors
@@ -124,6 +124,7 @@ class SearchIndex:
         dir_state: DirState | None = None,
     ) -> None:
         self.memory_dir = memory_dir
+        self._real_root = Path(os.path.realpath(memory_dir))
         self.cache_dir = cache_dir / "search" / _safe(embedder.name)
         self.embedder = embedder
         self.analyzer = analyzer or TermAnalyzer()
@@ -239,7 +240,12 @@ class SearchIndex:
         for rel in suspects:
             st = self.dir_state.files[rel]
             try:
-                text, sha, size = read_memory_text(self.memory_dir / rel, rel)
+                text, sha, size = read_memory_text(
+                    self.memory_dir / rel, rel, real_root=self._real_root
+                )
+            except UnsafePathError as exc:  # swapped for a link out of the dir since listed
+                report.problems.append(f"{rel}: {exc}")
+                continue
             except OSError as exc:
                 report.problems.append(f"{rel}: unreadable ({exc.strerror or exc})")
                 continue
@@ -347,9 +353,10 @@ class SearchIndex:
             for row in np.flatnonzero(self.live).tolist():
                 if self._terms[row] is None:  # no saved terms: analyse the file again
                     try:
-                        text = read_memory_text(self.memory_dir / self.docs[row].rel, "")[0]
+                        path = self.memory_dir / self.docs[row].rel
+                        text = read_memory_text(path, "", real_root=self._real_root)[0]
                         self._terms[row] = " ".join(self.analyzer.terms(text.for_lexical()))
-                    except OSError:
+                    except (OSError, UnsafePathError):
                         self._terms[row] = ""
         return [t or "" for t in self._terms]
 

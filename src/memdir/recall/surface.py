@@ -7,11 +7,14 @@ computed once when the attachment is made, so a re-sent prompt stays byte-identi
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from memdir.age import attachment_header
+from memdir.errors import UnsafePathError
+from memdir.pathsafe import open_inside
 
 MAX_ATTACHMENT_LINES = 200
 MAX_ATTACHMENT_BYTES = 4_096
@@ -71,9 +74,16 @@ def cap_content(text: str, path: Path) -> tuple[str, bool]:
     return content, truncated
 
 
-def _read_prefix(path: Path) -> str:
+def _read_prefix(path: Path, filename: str) -> str:
     # Read a little more than the cap so the line cut is exact, never the whole of a huge file.
-    with open(path, "rb") as fh:
+    # The memory dir is the path minus its relative name: a file swapped for a link out of it
+    # after it was indexed is refused here too (UnsafePathError), like every other reader.
+    full = str(path)
+    fd: int | None = None
+    if filename and full.endswith(filename):
+        root = os.path.realpath(full[: len(full) - len(filename)] or ".")
+        fd = open_inside(Path(root), path)
+    with open(fd if fd is not None else path, "rb") as fh:
         data = fh.read(MAX_ATTACHMENT_BYTES * 2)
     return data.decode("utf-8", errors="replace")
 
@@ -81,8 +91,8 @@ def _read_prefix(path: Path) -> str:
 def surface(memory: RelevantMemory, *, now: float | None = None) -> Attachment | None:
     """Build the attachment for ``memory``; None if the file vanished or is unreadable."""
     try:
-        raw = _read_prefix(memory.path)
-    except OSError:
+        raw = _read_prefix(memory.path, memory.filename)
+    except (OSError, UnsafePathError):
         return None
     content, truncated = cap_content(raw, memory.path)
     header = attachment_header(str(memory.path), memory.mtime, time.time() if now is None else now)
