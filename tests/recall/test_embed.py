@@ -90,20 +90,3 @@ def test_hashing_embedder_is_deterministic_and_word_based() -> None:
 def test_l2_normalise_keeps_zero_rows_finite() -> None:
     out = l2_normalise(np.array([[3.0, 4.0], [0.0, 0.0]]))
     np.testing.assert_allclose(out, [[0.6, 0.8], [0.0, 0.0]])
-
-
-def test_token_budget_batches_give_the_same_vectors_as_one_at_a_time() -> None:
-    from memdir.recall.embed import _batches
-
-    model = MiniLMEmbedder()
-    texts = ["short", "a somewhat longer sentence about deploying to staging " * 3] + [
-        f"note {i} " * (i + 1) for i in range(20)
-    ]
-    together = model.embed(texts)
-    alone = np.vstack([model.embed([t]) for t in texts])
-    np.testing.assert_allclose(together, alone, atol=1e-5)
-    lengths = [10] * 100 + [256] * 20
-    batches = _batches(list(range(120)), lengths, budget=2048)
-    assert max(len(b) for b in batches) == 64  # short texts: many per batch, capped
-    assert all(len(b) <= 8 for b in batches if lengths[b[-1]] == 256)
-    assert sorted(i for b in batches for i in b) == list(range(120))
