@@ -6,9 +6,10 @@ python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e ".[all,test]"
 bash scripts/install-test-deps.sh
-.venv/bin/ruff check src tests benchmarks
-.venv/bin/ruff format --check src tests benchmarks
+.venv/bin/ruff check src tests benchmarks examples
+.venv/bin/ruff format --check src tests benchmarks examples
 .venv/bin/mypy
+.venv/bin/mypy --strict examples
 set +e
 .venv/bin/python -m pytest -q "$@"
 rc=$?
