@@ -106,3 +106,25 @@ def test_check_text_finds_every_kind_of_drift() -> None:
     assert r.unindexed == ["b.md"]
     assert r.long_lines == [5]
     assert not r.ok
+
+
+@pytest.mark.parametrize(
+    ("link", "shown"),
+    [
+        ("数据库测试规范.md", "数据库测试规范.md"),
+        ("équipe/déploiement.md", "équipe/déploiement.md"),
+        ("a (draft).md", "a%20%28draft%29.md"),
+        ("100%.md", "100%25.md"),
+    ],
+)
+def test_links_keep_letters_of_every_script(link: str, shown: str) -> None:
+    """Regression: Unicode slugs were written as %E6%95%B0… in MEMORY.md (27 chars for 3)."""
+    line = index.entry_line("T", link, "hook")
+    assert f"]({shown})" in line
+    assert index.entry_link(line) == link
+
+
+def test_an_old_percent_encoded_entry_is_replaced_not_duplicated() -> None:
+    old = "- [T](%E6%95%B0%E6%8D%AE.md) — hook\n"
+    updated = index.upsert_entry(old, "数据.md", index.entry_line("T", "数据.md", "new"))
+    assert updated == "- [T](数据.md) — new\n"

@@ -113,8 +113,21 @@ def index_scope(rel: str) -> tuple[str, str] | None:
     return ENTRYPOINT_NAME, rel
 
 
+_LINK_UNSAFE = frozenset(" ()[]<>%\\")
+
+
 def _quote(link: str) -> str:
-    return urllib.parse.quote(link, safe="/._-~+@")
+    """Percent-encode only what would end or break a Markdown link target.
+
+    Letters of every script stay as they are: MEMORY.md is read by people and loaded into the
+    prompt, where ``数据库.md`` is three characters and ``%E6%95%B0…`` is twenty-seven.
+    """
+    return "".join(
+        urllib.parse.quote(ch, safe="")
+        if ch in _LINK_UNSAFE or ch.isspace() or not ch.isprintable()
+        else ch
+        for ch in link
+    )
 
 
 def entry_line(title: str, link: str, hook: str) -> str:
