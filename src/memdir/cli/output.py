@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
@@ -34,15 +35,27 @@ class Output:
         self.stderr.write(f"memdir: warning: {message}\n")
 
 
+def cols(text: str) -> int:
+    """Terminal columns of ``text``: wide (CJK) characters take two, combining marks none."""
+    return sum(
+        0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+        for ch in text
+    )
+
+
+def pad(text: str, width: int) -> str:
+    return text + " " * max(width - cols(text), 0)
+
+
 def table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
     """A plain aligned text table."""
     if not rows:
         return "(none)"
     cells = [[str(r.get(c, "") if r.get(c) is not None else "") for c in columns] for r in rows]
-    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
-    lines = ["  ".join(c.upper().ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip()]
+    widths = [max(cols(c), *(cols(row[i]) for row in cells)) for i, c in enumerate(columns)]
+    lines = ["  ".join(pad(c.upper(), w) for c, w in zip(columns, widths, strict=True)).rstrip()]
     for row in cells:
-        lines.append("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())
+        lines.append("  ".join(pad(v, w) for v, w in zip(row, widths, strict=True)).rstrip())
     return "\n".join(lines)
 
 
