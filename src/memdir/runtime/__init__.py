@@ -1,7 +1,8 @@
 """The memory lifecycle of an agent session: :class:`MemoryRuntime` and its parts."""
 
 from memdir.runtime.conversation import ConversationLog, attachment_block, with_attachments
-from memdir.runtime.lifecycle import EndReport, MemoryRuntime, RuntimeOptions, StartReport
+from memdir.runtime.lifecycle import MemoryRuntime
+from memdir.runtime.options import EndReport, RuntimeOptions, StartReport
 from memdir.runtime.tasks import TaskBoard, TaskStatus
 
 __all__ = [

@@ -97,3 +97,8 @@ class CompactionStep:
         for message, uuid in zip(out, uuids, strict=True):
             self.log.adopt(message, uuid)
         return out
+
+
+def failed_report(window: int) -> CompactReport:
+    """The report of a compaction that could not run at all (the step itself failed)."""
+    return CompactReport("failed", window, 0, 0, 0)

@@ -30,9 +30,8 @@ import logging
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from memdir.agents import AgentMemory, check_snapshot, initialize
 from memdir.atomic import ensure_dir
@@ -47,11 +46,12 @@ from memdir.recall.engine import MemoryRecall, should_recall
 from memdir.recall.session import RecallSession
 from memdir.recall.surface import Attachment, RelevantMemory, surface
 from memdir.runtime import recall_step
-from memdir.runtime.compaction import CompactionOutcome, CompactionStep
+from memdir.runtime.compaction import CompactionOutcome, CompactionStep, failed_report
 from memdir.runtime.conversation import ConversationLog, chat_messages, with_attachments
+from memdir.runtime.options import EndReport, RuntimeOptions, StartReport
 from memdir.runtime.recall_step import MemoRecallSession
 from memdir.runtime.steps import DreamStep, TeamStep
-from memdir.runtime.tasks import TaskBoard, TaskStatus
+from memdir.runtime.tasks import TaskBoard, TaskStatus, retrieve_exception
 from memdir.store import MemoryStore
 from memdir.transcripts import Transcript
 
@@ -63,43 +63,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-ExtractionMode = Literal["auto", "llm", "rules", "off"]
 COMPONENTS = ("recall", "extraction", "session_memory", "compaction", "team", "dream")
 _WARMUP = "recall-warmup"
-
-
-@dataclass(frozen=True)
-class RuntimeOptions:
-    """Limits and switches; every time is in seconds."""
-
-    extraction: ExtractionMode = "auto"
-    extract_every_n_turns: int = 1
-    session_memory: bool = True
-    compaction: bool = True
-    dream: bool = True
-    recall_wait: float = 0.0
-    recall_timeout: float = 15.0
-    drain_timeout: float = 60.0
-    team_pull_timeout: float = 10.0
-    team_debounce: float = 2.0
-    dream_timeout: float = 600.0
-    warmup_timeout: float = 120.0
-    model_name: str = "memdir"
-    search_past_context: bool = True
-
-
-@dataclass
-class StartReport:
-    system_prompt: str
-    notices: list[str] = field(default_factory=list)
-    snapshot: str | None = None  # none / initialize / prompt-update, when an agent type is set
-
-
-@dataclass
-class EndReport:
-    drained: list[str] = field(default_factory=list)
-    timed_out: list[str] = field(default_factory=list)
-    notices: list[str] = field(default_factory=list)
 
 
 class MemoryRuntime:
@@ -368,7 +333,7 @@ class MemoryRuntime:
         self._prefetch = asyncio.get_running_loop().create_task(
             self._find(recall, text, recent_tools), name="memdir-recall"
         )
-        self._prefetch.add_done_callback(_retrieve)
+        self._prefetch.add_done_callback(retrieve_exception)
         self.board.set("recall", state="running")
 
     async def _find(
@@ -455,7 +420,7 @@ class MemoryRuntime:
         except Exception as exc:  # the ladder reports its own failures; anything else is a bug
             log.exception("compaction step failed")
             self.board.set("compaction", state="failed", last_error=f"{type(exc).__name__}: {exc}")
-            return CompactionOutcome(list(messages), _no_report(window))
+            return CompactionOutcome(list(messages), failed_report(window))
         report = outcome.report
         status = self.board.status("compaction")
         if report.rung == "failed" or report.error:
@@ -628,15 +593,3 @@ class MemoryRuntime:
             (report.drained if await self._team.stop(left) else report.timed_out).append("team")
         report.notices = self.notices()
         return report
-
-
-def _retrieve(task: asyncio.Task[Any]) -> None:
-    """Mark a dropped task's failure as seen (it is reported through status, not a warning)."""
-    if not task.cancelled():
-        task.exception()
-
-
-def _no_report(window: int) -> Any:
-    from memdir.session.compactor import CompactReport
-
-    return CompactReport("failed", window, 0, 0, 0)

@@ -140,3 +140,9 @@ class TaskBoard:
                 await self.cancel(name)
                 self.set(name, state="timed_out", last_error=f"still running after {timeout:g}s")
         return late
+
+
+def retrieve_exception(task: asyncio.Task[Any]) -> None:
+    """Mark a dropped task's failure as seen (it is reported through status, not a warning)."""
+    if not task.cancelled():
+        task.exception()
