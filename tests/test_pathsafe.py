@@ -98,3 +98,31 @@ def test_random_names_never_escape(tmp_path_factory: pytest.TempPathFactory, nam
         return
     real_root = os.path.realpath(root)
     assert os.path.normpath(target).startswith(real_root + os.sep)
+
+
+def test_open_regular_refuses_a_fifo_without_blocking(tmp_path: Path) -> None:
+    from memdir.errors import UnreadableFileError
+    from memdir.pathsafe import open_regular
+
+    fifo = tmp_path / "MEMORY.md"
+    os.mkfifo(fifo)
+    with pytest.raises(UnreadableFileError, match="not a regular file"):
+        open_regular(fifo)
+
+
+def test_open_regular_reads_a_file_and_refuses_a_link_when_asked(tmp_path: Path) -> None:
+    from memdir.errors import UnreadableFileError
+    from memdir.pathsafe import open_regular
+
+    target = tmp_path / "a.md"
+    target.write_text("hi", encoding="utf-8")
+    fd = open_regular(target)
+    try:
+        assert os.read(fd, 10) == b"hi"
+    finally:
+        os.close(fd)
+    link = tmp_path / "link.md"
+    link.symlink_to(target)
+    os.close(open_regular(link))
+    with pytest.raises(UnreadableFileError, match="symlink"):
+        open_regular(link, follow_symlinks=False)

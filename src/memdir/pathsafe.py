@@ -19,7 +19,7 @@ import unicodedata
 import urllib.parse
 from pathlib import Path, PurePosixPath
 
-from memdir.errors import UnsafePathError
+from memdir.errors import UnreadableFileError, UnsafePathError
 
 NAME_MAX = 255  # bytes in one path segment, the limit of every filesystem memdir targets
 
@@ -129,6 +129,33 @@ def open_inside(real_root: Path, path: Path | str) -> int:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise IsADirectoryError(errno.EISDIR, "not a regular file", str(path))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def open_regular(path: Path | str, *, follow_symlinks: bool = True) -> int:
+    """Open ``path`` read-only if it is a regular file; return the fd. Never blocks.
+
+    A FIFO, socket or device at a path memdir reads (MEMORY.md, a transcript, a settings file)
+    would block ``open``/``read`` until the host's timeout; ``O_NONBLOCK`` makes the open return
+    at once and the ``fstat`` check refuses it. Raises :class:`UnreadableFileError` for a
+    non-regular file (and for a symlink when ``follow_symlinks`` is false), ``OSError`` when the
+    path cannot be opened at all.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+    if not follow_symlinks:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if not follow_symlinks and exc.errno == errno.ELOOP:
+            raise UnreadableFileError(f"{path} is a symlink; refusing to follow it") from None
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise UnreadableFileError(f"{path} is not a regular file; refusing to read it")
     except BaseException:
         os.close(fd)
         raise
