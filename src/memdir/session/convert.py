@@ -3,8 +3,15 @@
 Invariants:
 
 * Reading never raises on content: sidechain (sub-agent) entries, entry types other than
-  user/assistant/compact-boundary, malformed messages and unknown block types are skipped and
-  reported as issues, never guessed at.
+  user/assistant/compact-boundary/queued prompt, malformed messages and unknown block types are
+  skipped and reported as issues, never guessed at.
+* Faithful to the host: the pieces of one assistant reply (entries sharing the provider message
+  id, which Claude Code writes one per parallel ``tool_use`` with the results in between) are one
+  message again, followed by one message holding all their results — so no call is "unanswered"
+  and no result becomes loose text. A prompt typed while the agent worked (a ``queue-operation``
+  enqueue that never became a user entry) is a user request, placed after the tool results it
+  arrived during. Host-generated user text (:mod:`memdir.session.harness`) is marked meta:
+  context, never a request.
 * A resumed session sees exactly what the model saw: at a compact boundary the messages before it
   are replaced by the boundary, then the summary entry that follows it, then the segment the
   compaction kept (named in the boundary's ``compactMetadata.preservedSegment`` by its first and
@@ -16,10 +23,13 @@ Invariants:
 from __future__ import annotations
 
 import json
+import uuid as uuidlib
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from memdir.session.harness import is_harness_entry, is_harness_text
 from memdir.session.messages import ChatMessage, ContentBlock, new_uuid
 from memdir.transcripts import Entry, Transcript, read_transcript
 
@@ -122,13 +132,34 @@ def message_from_entry(entry: Mapping[str, Any], issues: list[str]) -> ChatMessa
             timestamp=_str(entry.get("timestamp")),
         )
     summary = bool(entry.get("isCompactSummary"))
+    text = "\n".join(str(b.get("text", "")) for b in content if b.get("type") == "text")
     return ChatMessage(
         "user",
         content,
         uuid=uuid or new_uuid(),
         timestamp=_str(entry.get("timestamp")),
         kind="compact_summary" if summary else "message",
-        is_meta=bool(entry.get("isMeta")) or summary,
+        is_meta=summary or is_harness_entry(entry, text.strip()),
+    )
+
+
+def queued_prompt(entry: Mapping[str, Any]) -> ChatMessage | None:
+    """A ``queue-operation`` enqueue the user typed, as a user message (None for anything else).
+
+    Its uuid is derived from the entry, so reading the same transcript twice gives the same ids
+    (compaction records kept messages by uuid)."""
+    if entry.get("type") != "queue-operation" or entry.get("operation") != "enqueue":
+        return None
+    text = entry.get("content")
+    if not isinstance(text, str) or not text.strip() or is_harness_text(text):
+        return None
+    stamp = _str(entry.get("timestamp"))
+    return ChatMessage(
+        "user",
+        ({"type": "text", "text": text},),
+        uuid=str(uuidlib.uuid5(uuidlib.NAMESPACE_URL, f"queued:{stamp}:{text}")),
+        timestamp=stamp,
+        metadata={"queued": True},
     )
 
 
@@ -141,12 +172,21 @@ def messages_from_entries(entries: Iterable[Entry]) -> tuple[list[ChatMessage], 
     issues: list[str] = []
     current: list[ChatMessage] = []
     pending_kept: list[ChatMessage] | None = None
-    for entry in entries:
-        if not isinstance(entry, Mapping) or entry.get("isSidechain"):
+    main = [e for e in entries if isinstance(e, Mapping) and not e.get("isSidechain")]
+    typed = {_user_text(e) for e in main if e.get("type") == "user"}
+    held: list[ChatMessage] = []  # queued prompts waiting for the tool results they arrived in
+    for entry in main:
+        queued = queued_prompt(entry)
+        if queued is not None:
+            if queued.text not in typed:  # else it was delivered as a user entry of its own
+                held.append(queued)
             continue
         msg = message_from_entry(entry, issues)
         if msg is None:
             continue
+        if held and (msg.is_boundary or _settled(current, msg)):
+            current.extend(held)
+            held = []
         if msg.is_boundary:
             if pending_kept:
                 current.extend(pending_kept)
@@ -162,7 +202,69 @@ def messages_from_entries(entries: Iterable[Entry]) -> tuple[list[ChatMessage], 
             pending_kept = None
     if pending_kept:
         current.extend(pending_kept)
-    return current, issues
+    current.extend(held)
+    return merge_split_replies(current), issues
+
+
+def _user_text(entry: Mapping[str, Any]) -> str:
+    message = entry.get("message")
+    content = message.get("content") if isinstance(message, Mapping) else None
+    if isinstance(content, str):
+        return content.strip()
+    if isinstance(content, list):
+        parts = [b.get("text") for b in content if isinstance(b, Mapping)]
+        return "\n".join(p for p in parts if isinstance(p, str)).strip()
+    return ""
+
+
+def _settled(current: Sequence[ChatMessage], msg: ChatMessage) -> bool:
+    """True when a queued prompt can go in before ``msg`` without splitting a tool call from its
+    result: ``msg`` is neither a tool result nor another piece of the running reply."""
+    if msg.role == "user":
+        return not msg.tool_result_ids
+    last = next((m for m in reversed(current) if m.role == "assistant"), None)
+    return last is None or msg.message_id is None or last.message_id != msg.message_id
+
+
+def _only_results(message: ChatMessage) -> bool:
+    return (
+        message.role == "user"
+        and bool(message.content)
+        and all(b.get("type") == "tool_result" for b in message.content)
+    )
+
+
+def merge_split_replies(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
+    """One assistant message per provider reply, followed by one message with all its results.
+
+    A piece joins the earlier message with its message id only when nothing but tool results
+    came in between (anything else means the reply really was interrupted). The merged message
+    keeps the first piece's uuid and records the last piece's as ``metadata["last_uuid"]``, so a
+    compaction that keeps it can name the whole span."""
+    out: list[ChatMessage] = []
+    owner: dict[str, int] = {}  # message id -> index in ``out`` of its merged message
+    for m in messages:
+        j = owner.get(m.message_id or "") if m.role == "assistant" else None
+        if j is not None and all(_only_results(b) for b in out[j + 1 :]):
+            out[j] = _joined(out[j], m.content, m.uuid)
+            continue
+        if owner and _only_results(m) and out and _only_results(out[-1]):
+            out[-1] = _joined(out[-1], m.content, m.uuid)  # results of one reply: one message
+            continue
+        if m.role == "assistant" and m.message_id:
+            owner[m.message_id] = len(out)
+        elif not _only_results(m):
+            owner.clear()
+        out.append(m)
+    return out
+
+
+def _joined(first: ChatMessage, more: Iterable[ContentBlock], last_uuid: str) -> ChatMessage:
+    return replace(
+        first,
+        content=(*first.content, *more),
+        metadata={**first.metadata, "last_uuid": last_uuid},
+    )
 
 
 def _preserved(messages: Sequence[ChatMessage], segment: Any) -> list[ChatMessage]:
@@ -194,7 +296,8 @@ def append_compaction(
 ) -> None:
     """Append a compaction: the boundary (naming the kept segment), then the summary and any
     other messages the compaction added (all already in ``added``, in order)."""
-    preserved = {"headUuid": kept[0].uuid, "tailUuid": kept[-1].uuid} if kept else None
+    tail = kept[-1].metadata.get("last_uuid", kept[-1].uuid) if kept else None
+    preserved = {"headUuid": kept[0].uuid, "tailUuid": str(tail)} if kept else None
     transcript.compact_boundary(
         pre_tokens=int(boundary.metadata.get("pre_tokens", 0)),
         trigger=str(boundary.metadata.get("trigger", "auto")),

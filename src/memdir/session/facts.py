@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from memdir.session.harness import is_harness_text
 from memdir.session.messages import ChatMessage, result_text
 from memdir.session.microcompact import CLEARED
 
@@ -195,12 +196,7 @@ def is_request(message: ChatMessage) -> bool:
     if any(b.get("type") == "tool_result" for b in message.content):
         return False
     text = message.text
-    return bool(text) and not _is_harness_text(text)
-
-
-def _is_harness_text(text: str) -> bool:
-    stripped = text.lstrip()
-    return stripped.startswith(("<command-", "<local-command-", "<system-reminder>", "Caveat:"))
+    return bool(text) and not is_harness_text(text)
 
 
 @dataclass
