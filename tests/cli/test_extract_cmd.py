@@ -108,3 +108,40 @@ def test_text_output(cli: Cli, transcript: Path) -> None:
     assert code == 0
     assert out.getvalue().splitlines()[0] == "Saved 3 memories"
     assert "  + feedback_use_pnpm_not_npm.md" in out.getvalue()
+
+
+def test_the_host_compaction_summary_is_not_the_users_words(cli: Cli, tmp_path: Path) -> None:
+    path = tmp_path / "compacted.jsonl"
+    t = Transcript(path, session_id="s2", cwd=str(tmp_path))
+    t.user("Add the export button.")
+    t.compact_boundary(pre_tokens=150_000, trigger="auto")
+    t.user(
+        "This session is being continued from a previous conversation that ran out of context.\n"
+        "Summary:\n1. Primary Request and Intent:\n   Always use tabs for indentation.\n"
+        "   Never touch the vendored directory.",
+        is_compact_summary=True,
+    )
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    summary = next(e for e in lines if e.get("isCompactSummary"))
+    assert not summary.get("isMeta")  # as Claude Code writes it: not marked meta
+    t.user(
+        "<task-notification><status>completed</status><summary>From now on, deploy on "
+        "Fridays</summary></task-notification>"
+    )
+    code, payload, _ = cli("extract", str(path))
+    assert code == 0
+    assert payload["written"] == []  # before the fix: two "the user said so" memories
+
+
+def test_a_prompt_typed_while_the_agent_worked_is_read(cli: Cli, tmp_path: Path) -> None:
+    path = tmp_path / "queued.jsonl"
+    t = Transcript(path, session_id="s3", cwd=str(tmp_path))
+    t.user("Run the migrations.")
+    with path.open("a") as fh:
+        entry = {"type": "queue-operation", "operation": "enqueue", "content": "From now on, "
+                 "always rebase onto main before pushing."}  # fmt: skip
+        fh.write(json.dumps(entry) + "\n")
+    code, payload, _ = cli("extract", str(path))
+    assert code == 0 and len(payload["written"]) == 1
+    text = (cli.memory / payload["written"][0]).read_text()
+    assert "rebase onto main" in text

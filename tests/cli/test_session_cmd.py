@@ -62,12 +62,21 @@ def test_append_records_the_compaction(tmp_path: Path) -> None:
 
 
 def test_compact_reports_bad_lines_and_still_works(tmp_path: Path) -> None:
-    t = coding_session(tmp_path / "s.jsonl")
+    t = long_session(tmp_path / "s.jsonl", turns=40)
     with t.path.open("a") as fh:
         fh.write('{"type": "user", "message": {"role"')
-    code, payload, err = run(tmp_path, "compact", str(t.path), "--window", "8000")
+    code, payload, err = run(tmp_path, "compact", str(t.path), "--window", "40000")
     assert "torn or corrupt line skipped" in err
     assert code == 0 and api_shape_problems(payload["messages"]) == []
+
+
+def test_compact_that_summarises_nothing_exits_2(tmp_path: Path) -> None:
+    t = coding_session(tmp_path / "s.jsonl")  # a short session: it already fits 200k tokens
+    code, payload, err = run(tmp_path, "compact", str(t.path))
+    report = payload["report"]
+    assert report["summarized_messages"] == 0
+    assert code == 2  # before the fix: 0, with an output larger than the input
+    assert "nothing was summarised" in err
 
 
 @pytest.mark.parametrize(

@@ -112,7 +112,15 @@ def cmd_compact(ctx: CliContext) -> int:
         report["notes_path"] = str(memory.path)
     payload: dict[str, Any] = {"report": report, "messages": to_api(result.messages)}
     ctx.out.data(payload, _render(payload))
-    return 0 if result.compacted else 2
+    # Success means the conversation shrank: a compaction that summarised nothing only added a
+    # summary in front of the same messages (the docs promise exit 2 for "nothing compacted").
+    shrank = report["summarized_messages"] > 0 and report["tokens_after"] < report["tokens_before"]
+    if result.compacted and not shrank:
+        ctx.out.warn(
+            f"nothing was summarised ({report['tokens_before']} -> {report['tokens_after']} "
+            "tokens): the conversation already fits the window"
+        )
+    return 0 if result.compacted and shrank else 2
 
 
 def _render(payload: dict[str, Any]) -> str:

@@ -3,7 +3,10 @@
 Invariant: every user/assistant entry on the main thread becomes one :class:`Turn` with its
 uuid, and its content blocks map one-to-one onto the provider-neutral blocks; blocks the
 providers do not carry (thinking, images) are dropped, never invented. Sidechain (sub-agent)
-entries are skipped: extraction reviews the main conversation only.
+entries are skipped: extraction reviews the main conversation only. The host's compaction
+summary is never a turn (it is the host's words, not the user's: "the user said…" memories
+taken from it would be invented), and a prompt the user typed while the agent worked
+(``queue-operation``) is one, in file order.
 """
 
 from __future__ import annotations
@@ -14,7 +17,9 @@ from typing import Any
 
 from memdir.extract.base import Turn
 from memdir.llm.base import Block, Message, Role, TextBlock, ToolResultBlock, ToolUseBlock
-from memdir.transcripts import Entry, conversation
+from memdir.session.convert import queued_prompt
+from memdir.session.harness import is_harness_entry
+from memdir.transcripts import Entry
 
 
 def _result_text(content: Any) -> str:
@@ -63,9 +68,21 @@ def turns_from_entries(entries: Iterable[Entry], *, include_meta: bool = True) -
     model sees but the user did not say) — what the rule extractor wants.
     """
     turns: list[Turn] = []
-    for entry in conversation(entries):
-        if entry.get("isSidechain") or (not include_meta and entry.get("isMeta")):
+    main = [e for e in entries if isinstance(e, Mapping) and not e.get("isSidechain")]
+    typed = {_text(e) for e in main if e.get("type") == "user"}
+    for entry in main:
+        queued = queued_prompt(entry)
+        if queued is not None and queued.text not in typed:
+            turns.append(Turn(queued.uuid, Message("user", [TextBlock(queued.text)])))
             continue
+        if entry.get("type") not in ("user", "assistant") or entry.get("isCompactSummary"):
+            continue
+        if (
+            not include_meta
+            and entry.get("type") == "user"
+            and is_harness_entry(entry, _text(entry))
+        ):
+            continue  # host-generated: task notifications, interrupts, hook feedback
         message = entry.get("message")
         uuid = entry.get("uuid")
         if not isinstance(message, Mapping) or not isinstance(uuid, str):
@@ -75,3 +92,9 @@ def turns_from_entries(entries: Iterable[Entry], *, include_meta: bool = True) -
         if blocks:
             turns.append(Turn(uuid, Message(role, blocks)))
     return turns
+
+
+def _text(entry: Mapping[str, Any]) -> str:
+    message = entry.get("message")
+    content = message.get("content") if isinstance(message, Mapping) else None
+    return "\n".join(b.text for b in _blocks(content) if isinstance(b, TextBlock)).strip()
