@@ -107,7 +107,12 @@ def session_start(inp: HookInput, hc: HookContext) -> str:
         parts.append(instructions(hc))
     notes = session_notes(hc, inp.session_id) if inp.source == "compact" else ""
     if notes:
-        parts.append(f"## Session notes (kept across the compaction)\n\n{notes}")
+        from memdir.session.reinject import fit_notes
+
+        header = "## Session notes (kept across the compaction)\n\n"
+        room = SESSION_START_CHARS - sum(len(p) + 2 for p in parts) - len(header)
+        path = hc.paths.session_memory_path(inp.session_id)
+        parts.append(header + fit_notes(notes, room, notes_path=path))
     if parts and not hc.settings.claude_mode:
         room = SESSION_START_CHARS - sum(len(p) + 2 for p in parts)
         index = _index_text(hc, room)
