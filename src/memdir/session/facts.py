@@ -257,10 +257,10 @@ def failed_results(turn: Turn) -> list[tuple[str, str]]:
             continue  # microcompacted: what it said is gone from this copy
         use = uses.get(str(block.get("tool_use_id")))
         shell = use is not None and str(use.get("name", "")) in SHELL_TOOLS
-        flagged = bool(block.get("is_error")) or (shell and bool(_FAILURE_MARK.search(text)))
+        flagged = bool(block.get("is_error")) or (shell and bool(FAILURE_MARK.search(text)))
         if not flagged:
             continue
-        line = _first_error_line(text)
+        line = first_error_line(text)
         what = "tool"
         if use is not None:
             target = tool_path(use) or tool_command(use) or ""
@@ -269,14 +269,14 @@ def failed_results(turn: Turn) -> list[tuple[str, str]]:
     return found
 
 
-_FAILURE_MARK = re.compile(
+FAILURE_MARK = re.compile(
     r"Traceback \(most recent call last\)|\bFAILED\b|exit (?:code|status) [1-9]|"
     r"command not found|^error(?:\[\w+\])?:|\bfatal:|\bpanic:",
     re.MULTILINE,
 )
 
 
-def _first_error_line(text: str) -> str | None:
+def first_error_line(text: str) -> str | None:
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     for pattern in (_EXCEPTION_LINE, _ERROR_LINE, _WEAK_ERROR_LINE):
         for ln in reversed(lines):  # the last error line is usually the real one (tracebacks)

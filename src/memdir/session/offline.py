@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memdir.extract.rules import candidates
-from memdir.session import facts
+from memdir.session import facts, narration, outcomes, tasks
 from memdir.session.memory import UpdateOutcome
 from memdir.session.messages import ChatMessage
 from memdir.session.notes import (
@@ -131,18 +131,28 @@ class OfflineUpdater:
         requests = [t.request for t in turns if t.request is not None]
         if requests and not bodies.get("Session Title", "").strip():
             bodies["Session Title"] = facts.one_line(requests[0].text, 80)
-        self._requests(bodies, requests)
+        previous = _latest_reply(bodies.get("Current State", ""))
+        self._requests(bodies, turns, previous)
         self._files(bodies, turns)
         self._commands(bodies, turns)
         self._errors_and_learnings(bodies, turns)
-        results = [ln for t in turns for ln in facts.result_lines(t)]
+        results = [
+            ln
+            for t in turns
+            for ln in outcomes.test_summaries(t.results, {str(u.get("id")): u for u in t.tool_uses})
+        ]
         bodies["Key results"] = _append_unique(bodies.get("Key results", ""), results)
         active = [t for t in turns if t.request is not None or t.tool_uses or t.final_text]
         bodies["Worklog"] = _append(bodies.get("Worklog", ""), [self._worklog(t) for t in active])
-        bodies["Current State"] = self._current_state(turns)
+        state = tasks.update(tasks.parse(bodies.get("Current State", "").splitlines()), turns)
+        bodies["Current State"] = self._current_state(turns, state, previous)
 
-    def _requests(self, bodies: dict[str, str], requests: Sequence[ChatMessage]) -> None:
-        lines = [f"- {facts.condense(r.text, REQUEST_CHARS)}" for r in requests]
+    def _requests(self, bodies: dict[str, str], turns: list[facts.Turn], previous: str) -> None:
+        lines = []
+        for turn in turns:
+            if turn.request is not None:
+                lines.append(f"- {_request_line(turn.request.text, previous)}")
+            previous = turn.final_text or previous
         bodies["Task specification"] = _append(bodies.get("Task specification", ""), lines)
 
     def _files(self, bodies: dict[str, str], turns: list[facts.Turn]) -> None:
@@ -196,12 +206,15 @@ class OfflineUpdater:
         bodies["Workflow"] = "\n".join(other + loose + lines)
 
     def _errors_and_learnings(self, bodies: dict[str, str], turns: list[facts.Turn]) -> None:
-        errors: list[str] = []
-        learnings: list[str] = []
+        existing = [ln for ln in bodies.get("Errors & Corrections", "").splitlines() if ln.strip()]
+        prior = [ln for ln in existing if outcomes.OPEN_LINE.match(ln) and "→ fixed:" not in ln]
+        bodies["Errors & Corrections"] = "\n".join(ln for ln in existing if ln not in prior)
+        errors = outcomes.error_fixes(turns, prior)
+        decisions, causes = narration.statements([m for t in turns for m in t.messages])
+        errors += [f"- Cause/fix: {c}" for c in causes]
+        learnings: list[str] = [f"- Decided: {d}" for d in decisions]
         today = self.today()
         for turn in turns:
-            for what, line in facts.failed_results(turn):
-                errors.append(f"- {what}: {line}")
             if turn.request is None:
                 continue
             for cand in candidates(turn.request.text, today=today):
@@ -229,15 +242,23 @@ class OfflineUpdater:
         failed = " (errors)" if facts.failed_results(turn) else ""
         return f"- {ask} → {did}{where}{failed}"
 
-    def _current_state(self, turns: list[facts.Turn]) -> str:
+    def _current_state(self, turns: list[facts.Turn], state: dict[str, str], previous: str) -> str:
         last = turns[-1]
-        request = next((t.request for t in reversed(turns) if t.request is not None), None)
         lines = []
-        if request is not None:
-            lines.append(f"Latest request: {facts.one_line(request.text, 500)}")
-        reply = last.final_text or next((t.final_text for t in reversed(turns) if t.final_text), "")
+        for i in range(len(turns) - 1, -1, -1):
+            request = turns[i].request
+            if request is not None:
+                before = next((t.final_text for t in reversed(turns[:i]) if t.final_text), previous)
+                lines.append(f"Latest request: {_request_line(request.text, before, 500)}")
+                break
+        reply = next((t.final_text for t in reversed(turns) if _real_reply(t.final_text)), "")
         if reply:
             lines.append(f"Latest reply: {facts.one_line(reply, 600)}")
+        task_lines = tasks.lines(state)
+        if task_lines:
+            lines.append("Tasks (from the task list; [ ] pending, [~] in progress, [x] done):")
+            lines += task_lines
+        lines += [f"Next (said): {n}" for n in tasks.next_steps(turns)]
         last_tools = [str(u.get("name")) for u in last.tool_uses]
         if last_tools:
             lines.append(f"Last step used: {', '.join(dict.fromkeys(last_tools))}")
@@ -310,6 +331,26 @@ class OfflineUpdater:
             lines.insert(0, f"- ({folded} earlier lines condensed away)")
         text = "\n".join(lines)
         return text if len(text) <= limit else text[: max(0, limit)]
+
+
+_REPLY_LINE = re.compile(r"^Latest reply: (?P<x>.*)$", re.MULTILINE)
+_HARNESS_REPLIES = frozenset({"No response requested.", "(no content)"})
+
+
+def _latest_reply(current_state: str) -> str:
+    m = _REPLY_LINE.search(current_state)
+    return m.group("x") if m else ""
+
+
+def _real_reply(text: str) -> bool:
+    return bool(text.strip()) and text.strip() not in _HARNESS_REPLIES
+
+
+def _request_line(text: str, asked: str, limit: int = REQUEST_CHARS) -> str:
+    """A request as a notes line; a one-word answer says what it answered ("1 → Develop…")."""
+    picked = narration.resolve_answer(text, asked)
+    line = facts.condense(text, limit)
+    return f"{line} → {picked}" if picked else line
 
 
 def _append(body: str, lines: Sequence[str]) -> str:
