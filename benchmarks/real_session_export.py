@@ -106,8 +106,10 @@ def parse_export(text: str) -> tuple[str, list[dict[str, Any]]]:
             )
             entry["isCompactSummary"] = True
             entry["isVisibleInTranscriptOnly"] = True
-        elif entries and entries[-1]["type"] == "user" and "<command-name>" in _text(
-            entries[-1]["message"]["content"]
+        elif (
+            entries
+            and entries[-1]["type"] == "user"
+            and "<command-name>" in _text(entries[-1]["message"]["content"])
         ):
             entry["isMeta"] = True
         entries.append(entry)
