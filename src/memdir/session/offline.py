@@ -139,7 +139,7 @@ class OfflineUpdater:
         results = [
             ln
             for t in turns
-            for ln in outcomes.test_summaries(t.results, {str(u.get("id")): u for u in t.tool_uses})
+            for ln in outcomes.summary_lines(t.results, {str(u.get("id")): u for u in t.tool_uses})
         ]
         bodies["Key results"] = _append_unique(bodies.get("Key results", ""), results)
         active = [t for t in turns if t.request is not None or t.tool_uses or t.final_text]

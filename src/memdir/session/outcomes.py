@@ -3,7 +3,7 @@
 A handover note needs "the suite went from 3 failures to 65 tests, 0 failures after fixing X",
 not every line that contains the word "error". Two pure functions over a run of turns:
 
-* :func:`test_summaries` — the summary lines of pytest, unittest, ExUnit, ``go test``, cargo,
+* :func:`summary_lines` — the summary lines of pytest, unittest, ExUnit, ``go test``, cargo,
   jest/vitest, RSpec, mocha/node, PHPUnit and Maven/Gradle, plus commit lines — and nothing from
   git's ``(use "git add <file>…")`` advice, progress bars or code.
 * :func:`error_fixes` — every failed tool call (a command, a test run, a file tool) with its first
@@ -49,7 +49,7 @@ _BOILERPLATE = re.compile(
 _PROGRESS = re.compile(r"[█▏▎▍▌▋▊▉#]{6,}|^\s*\.{6,}\s*$")
 _FAILING = re.compile(
     r"\b[1-9]\d* (?:failed|failures?|failing|errors?)\b|^FAIL\b|--- FAIL|test result: FAILED|"
-    r"BUILD FAILED",
+    r"BUILD FAILED|^\s*(?:error|ERROR)\b[\s:\[]|\berror TS\d+|npm ERR!",
     re.IGNORECASE | re.MULTILINE,
 )
 _REDACTED = re.compile(r"\[REDACTED[^\]]*\]")
@@ -62,7 +62,7 @@ _HARNESS_ERROR = re.compile(
 )
 
 
-def test_summaries(results: Sequence[Mapping[str, Any]], uses: Mapping[str, Any]) -> list[str]:
+def summary_lines(results: Sequence[Mapping[str, Any]], uses: Mapping[str, Any]) -> list[str]:
     """Summary lines of test runs and commits in these tool results, in order."""
     found: list[str] = []
     for block in results:
@@ -87,9 +87,12 @@ class _Failure:
 
 
 def command_key(command: str) -> str:
-    """What makes two runs "the same command": the program and its first real arguments."""
-    words = [w for w in command.replace("&&", " ").split() if not w.startswith("-")]
-    words = [w for w in words if not re.match(r"^(?:cd|\S+=\S*|timeout|\d+|sudo|uv|run)$", w)]
+    """What makes two runs "the same command": the program and its first real argument, in the
+    last step of a ``&&``/``;`` chain that is not a ``cd`` or an ``export``."""
+    steps = [s.strip() for s in re.split(r"&&|;|\|\|", command) if s.strip()]
+    steps = [s for s in steps if not re.match(r"^(?:cd|export|source|\.)\s", s)] or steps
+    words = [w for w in steps[-1].split() if not w.startswith("-")] if steps else []
+    words = [w for w in words if not re.match(r"^(?:\S+=\S*|timeout|\d+|sudo|uv|run)$", w)]
     return " ".join(words[:2])
 
 
@@ -137,7 +140,7 @@ def error_fixes(turns: Sequence[facts.Turn], prior: Sequence[str] = ()) -> list[
                 continue
             for failure in [f for f in open_ if f.key == key and command]:
                 open_.remove(failure)
-                summary = test_summaries([block], uses)
+                summary = summary_lines([block], uses)
                 how = f"edited {', '.join(failure.edits[:6])}; then" if failure.edits else "ran"
                 after = f" `{facts.one_line(command or '', 160)}`, which passed"
                 after += f" ({summary[-1]})" if summary else ""

@@ -1,0 +1,115 @@
+"""Test summaries of common runners reach Key results; git advice does not; error → fix pairs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from memdir.session import facts
+from memdir.session.messages import ChatMessage
+from memdir.session.notes import builtin_template, parse_notes
+from memdir.session.offline import OfflineUpdater
+from memdir.session.outcomes import command_key, error_fixes, summary_lines
+
+
+def bash(tid: str, command: str) -> dict[str, Any]:
+    return {"type": "tool_use", "id": tid, "name": "Bash", "input": {"command": command}}
+
+
+def res(tid: str, text: str, *, error: bool = False) -> dict[str, Any]:
+    return {"type": "tool_result", "tool_use_id": tid, "content": text, "is_error": error}
+
+
+def run(command: str, output: str, *, tid: str = "t1", error: bool = False) -> list[ChatMessage]:
+    return [
+        ChatMessage.assistant([bash(tid, command)]),
+        ChatMessage.user([res(tid, output, error=error)]),
+    ]
+
+
+RUNNERS = [
+    ("mix test", "Finished in 0.4 seconds\n65 tests, 0 failures\n", "65 tests, 0 failures"),
+    ("go test ./...", "ok  \texample.com/api\t0.012s\nFAIL\tex.com/db\t0.3s", "ok example.com/api"),
+    ("cargo test", "test result: ok. 12 passed; 0 failed; 0 ignored", "test result: ok. 12 passed"),
+    ("npx jest", "Test Suites: 2 passed, 2 total\nTests:  14 passed, 14 total", "Tests: 14 passed"),
+    ("npx vitest run", " Test Files  3 passed (3)\n      Tests  21 passed (21)", "Tests 21 passed"),
+    (
+        "bundle exec rspec",
+        "Finished in 1.2 seconds\n42 examples, 0 failures",
+        "42 examples, 0 failures",
+    ),
+    ("pytest -q", "........\n8 passed in 0.31s", "8 passed in 0.31s"),
+    ("pytest", "===== 1 failed, 4 passed in 1.98s =====", "1 failed, 4 passed in 1.98s"),
+]
+
+
+@pytest.mark.parametrize(("command", "output", "expected"), RUNNERS)
+def test_runner_summaries_reach_key_results(command: str, output: str, expected: str) -> None:
+    messages = [ChatMessage.user("run the tests"), *run(command, output)]
+    notes = parse_notes(OfflineUpdater().render("", messages, builtin_template()))
+    # before the fix only pytest's "N passed" lines were recognised
+    assert " ".join(expected.split()) in " ".join(notes.body("Key results").split())
+
+
+def test_git_advice_and_file_contents_are_not_results() -> None:
+    status = (
+        "On branch main\nChanges not staged for commit:\n"
+        '  (use "git add <file>..." to update what will be committed)\n'
+        '  (use "git restore <file>..." to discard changes in working directory)\n'
+        "\tmodified:   app.py\n"
+    )
+    messages = [ChatMessage.user("commit it"), *run("git status", status)]
+    read = {"type": "tool_use", "id": "r1", "name": "Read", "input": {"file_path": "/x/README.md"}}
+    messages += [
+        ChatMessage.assistant([read]),
+        ChatMessage.user([res("r1", "Expected output:\n65 tests, 0 failures\n")]),
+    ]
+    notes = parse_notes(OfflineUpdater().render("", messages, builtin_template()))
+    assert notes.body("Key results") == ""
+
+
+def test_a_failing_run_then_an_edit_then_a_passing_run_is_one_error_fix_pair() -> None:
+    fix = {"type": "tool_use", "id": "e1", "name": "Edit", "input": {"file_path": "/p/src/api.py"}}
+    messages = [
+        ChatMessage.user("make the tests pass"),
+        *run("pytest tests/test_api.py -q", "E   KeyError: 'user_id'\n1 failed in 0.2s", tid="t1"),
+        ChatMessage.assistant([fix]),
+        ChatMessage.user([res("e1", "ok")]),
+        *run("pytest tests/test_api.py -q", "3 passed in 0.2s", tid="t2"),
+    ]
+    lines = error_fixes(facts.split_turns(messages))
+    assert len(lines) == 1
+    assert "KeyError: 'user_id'" in lines[0] and "→ fixed: edited api.py" in lines[0]
+    assert "3 passed in 0.2s" in lines[0]
+
+
+def test_an_open_failure_is_closed_by_a_later_batch() -> None:
+    first = [ChatMessage.user("build it"), *run("npm run build", "error TS2304: x", tid="t1")]
+    updater = OfflineUpdater()
+    notes = updater.render("", first, builtin_template())
+    assert "failed: error TS2304: x" in notes and "→ fixed" not in notes
+    later = [ChatMessage.user("again"), *run("npm run build", "built in 2s", tid="t2")]
+    notes = updater.render(notes, later, builtin_template())
+    errors = parse_notes(notes).body("Errors & Corrections")
+    assert errors.count("TS2304") == 1 and "→ fixed: ran `npm run build`" in errors
+
+
+def test_harness_complaints_about_the_agents_own_calls_are_not_errors() -> None:
+    write = {"type": "tool_use", "id": "w1", "name": "Write", "input": {"file_path": "/a.py"}}
+    complaint = "<tool_use_error>File has not been read yet. Read it first.</tool_use_error>"
+    messages = [
+        ChatMessage.user("edit it"),
+        ChatMessage.assistant([write]),
+        ChatMessage.user([res("w1", complaint, error=True)]),
+    ]
+    assert error_fixes(facts.split_turns(messages)) == []
+
+
+def test_summaries_only_come_from_command_output() -> None:
+    uses = {"r": {"id": "r", "name": "Read", "input": {"file_path": "/t.txt"}}}
+    assert summary_lines([res("r", "12 passed in 1.0s")], uses) == []
+
+
+def test_command_key_ignores_flags_and_env() -> None:
+    assert command_key("cd /x && FOO=1 pytest -q tests/a.py") == "pytest tests/a.py"
