@@ -25,6 +25,7 @@ from pathlib import Path
 from memdir.errors import MemdirError
 from memdir.extract.base import ExtractionResult, unique_written
 from memdir.extract.rules import Candidate, candidates
+from memdir.extract.session_rules import session_candidates
 from memdir.llm.base import Message
 from memdir.model import Memory, MemoryType
 from memdir.store import MemoryStore, slugify
@@ -72,7 +73,14 @@ class RuleExtractor:
 
     async def extract(self, messages: Sequence[Message], *, new_messages: int) -> ExtractionResult:
         recent = list(messages[-new_messages:]) if new_messages > 0 else []
-        return await asyncio.to_thread(self.apply_texts, user_texts(recent))
+        return await asyncio.to_thread(self.apply_messages, recent)
+
+    def apply_messages(self, messages: Sequence[Message]) -> ExtractionResult:
+        """Sentence rules on the user's words, then the session rules on the whole run
+        (:mod:`memdir.extract.session_rules`)."""
+        today = self._clock().date()
+        found = [c for text in user_texts(messages) for c in candidates(text, today=today)]
+        return self.apply([*found, *session_candidates(messages)])
 
     def apply_texts(self, texts: Sequence[str]) -> ExtractionResult:
         today = self._clock().date()
@@ -171,6 +179,8 @@ def _title(statement: str) -> str:
 
 def _body(candidate: Candidate, today: dt.date) -> str:
     said = f"the user said so explicitly on {today.isoformat()}"
+    if candidate.rule == "proven-fix":
+        said = "the session showed it"
     lines = [candidate.statement.rstrip(".") + "."]
     if candidate.type in (MemoryType.FEEDBACK, MemoryType.PROJECT):
         how = (

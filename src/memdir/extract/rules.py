@@ -89,6 +89,15 @@ _DIRECTIVE = re.compile(
     r"(?P<cue>always|never|don't|dont|do not|avoid|stop)\s+(?P<x>.+)$",
     _F,
 )
+_MAKE_SURE = re.compile(
+    r"^(?:please\s+|and\s+)?(?:make sure|be sure|ensure)(?:\s+that|\s+to)?\s+(?P<x>.+)$", _F
+)
+# "make sure" is a standing rule only about something that recurs: a process, not this one change
+_RECURRING = re.compile(
+    r"\b(?:every|each|whenever|always|before|after|handoffs?|commits?|push(?:es|ing)?|releases?|"
+    r"deploy(?:s|ments?)?|sessions?|pull requests?|prs?|reviews?|migrations?)\b",
+    _F,
+)
 _PREFERENCE = re.compile(
     r"^i\s+(?:prefer|'d rather|would rather|like it when you)\s+(?P<x>.+)$", _F
 )
@@ -259,6 +268,9 @@ def classify(sentence: str, *, today: dt.date) -> Candidate | None:
         if _words(m.group("x")) < 2 or _VAGUE.match(m.group("x")):
             return None
         return _save(MemoryType.FEEDBACK, f"{cue} {m.group('x')}", "directive", source, today)
+    m = _MAKE_SURE.match(text)
+    if m and _RECURRING.search(m.group("x")) and not _VAGUE.match(m.group("x")):
+        return _save(MemoryType.FEEDBACK, f"Make sure {m.group('x')}", "make-sure", source, today)
     if m := _PREFERENCE.match(text):
         return _save(
             MemoryType.FEEDBACK, f"Prefer {_clean(m.group('x'))}", "preference", source, today

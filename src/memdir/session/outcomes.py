@@ -130,7 +130,7 @@ def error_fixes(turns: Sequence[facts.Turn], prior: Sequence[str] = ()) -> list[
                 continue
             command = facts.tool_command(use) if name in facts.SHELL_TOOLS else None
             failed = _failed(block, text, shell=command is not None)
-            key = command_key(command) if command else f"{name} {facts.tool_path(use) or ''}"
+            key = command_key(command) if command else name
             if failed:
                 line = facts.first_error_line(text) or text
                 what = facts.one_line(command or f"{name} {facts.tool_path(use) or ''}", 100)
@@ -138,15 +138,28 @@ def error_fixes(turns: Sequence[facts.Turn], prior: Sequence[str] = ()) -> list[
                 if not any(f.key == key and f.error == error for f in open_):
                     open_.append(_Failure(what.strip(), error, key))
                 continue
-            for failure in [f for f in open_ if f.key == key and command]:
+            retried = facts.file_action(name, use) is None  # a command or another tool
+            for failure in [f for f in open_ if f.key == key and retried]:
                 open_.remove(failure)
                 summary = summary_lines([block], uses)
-                how = f"edited {', '.join(failure.edits[:6])}; then" if failure.edits else "ran"
-                after = f" `{facts.one_line(command or '', 160)}`, which passed"
+                how = "ran" if command else "retried"
+                how = f"edited {', '.join(failure.edits[:6])}; then {how}" if failure.edits else how
+                again = command or f"{name} {_input_summary(use)}"
+                after = (
+                    f" `{facts.one_line(again, 160)}`, which {'passed' if command else 'worked'}"
+                )
                 after += f" ({summary[-1]})" if summary else ""
                 lines.append(f"- `{failure.what}` failed: {failure.error} → fixed: {how}{after}")
     lines += [f"- `{f.what}` failed: {f.error}" for f in open_]
     return lines
+
+
+def _input_summary(use: Mapping[str, Any]) -> str:
+    raw = use.get("input")
+    if not isinstance(raw, Mapping):
+        return ""
+    parts = [f"{k}={v}" for k, v in raw.items() if isinstance(v, str | int | float)]
+    return facts.one_line(", ".join(parts), 120)
 
 
 def _failed(block: Mapping[str, Any], text: str, *, shell: bool) -> bool:

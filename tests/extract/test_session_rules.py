@@ -1,0 +1,115 @@
+"""Session-level rules: repeated check-ups, frustration with a way forward, proven fixes."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from memdir.extract.rule_extractor import RuleExtractor
+from memdir.extract.rules import classify
+from memdir.extract.session_rules import session_candidates
+from memdir.llm.base import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from memdir.model import MemoryType
+from memdir.store import MemoryStore
+
+TODAY = dt.date(2026, 12, 1)
+
+
+def user(text: str) -> Message:
+    return Message("user", [TextBlock(text)])
+
+
+def shell(tid: str, command: str, output: str, *, error: bool = False) -> list[Message]:
+    return [
+        Message("assistant", [ToolUseBlock(tid, "Bash", {"command": command})]),
+        Message("user", [ToolResultBlock(tid, output, error)]),
+    ]
+
+
+def test_a_check_up_asked_twice_is_an_expectation() -> None:
+    messages = [
+        user("commit the fix"),
+        user("did you push?"),
+        user("ok next task"),
+        user("did you push?"),
+    ]
+    found = session_candidates(messages)
+    assert [c.rule for c in found] == ["check-up"]
+    assert found[0].type is MemoryType.FEEDBACK and "push" in found[0].statement
+    assert session_candidates([user("did you push?")]) == []  # once is just a question
+
+
+def test_frustration_with_a_suggestion_is_feedback_in_the_users_words() -> None:
+    text = (
+        "its feeling like we are just grasping right now. why dont you read the plugin docs first"
+    )
+    found = session_candidates([user(text)])
+    assert len(found) == 1 and "read the plugin docs first" in found[0].statement
+    assert session_candidates([user("why dont you read the plugin docs first")]) == []
+
+
+def test_a_fix_the_session_proved_is_a_project_fact() -> None:
+    messages = [
+        *shell(
+            "t1", "git push", "fatal: The current branch feat has no upstream branch.", error=True
+        ),
+        *shell("t2", "git push --set-upstream origin feat", "branch 'feat' set up to track"),
+    ]
+    found = session_candidates(messages)
+    assert len(found) == 1 and found[0].type is MemoryType.PROJECT
+    assert (
+        "`git push --set-upstream origin feat` works where `git push` failed" in found[0].statement
+    )
+
+
+def test_a_hook_that_blocks_the_commit_until_the_formatter_ran() -> None:
+    messages = [
+        *shell(
+            "t1",
+            'git commit -m "x"',
+            "black....Failed\n- hook id: black\n- files were modified by this hook",
+            error=True,
+        ),
+        *shell("t2", "git add -u", ""),
+        *shell("t3", 'git commit -m "x"', "[main 1a2b3c4] x"),
+    ]
+    (found,) = session_candidates(messages)
+    assert "fails (- hook id: black) until `git add -u` runs first" in found.statement
+
+
+def test_scripts_credentials_and_code_errors_are_never_saved() -> None:
+    scripted = [
+        *shell(
+            "t1", "python -c 'import x'", "ModuleNotFoundError: No module named 'x'", error=True
+        ),
+        *shell("t2", "python -c 'import y'", "ok"),
+    ]
+    secret = [
+        *shell("t1", "psql -U app", "psql: command not found", error=True),
+        *shell("t2", "PGPASSWORD=hunter2 psql -U app", "ok"),
+    ]
+    code = [
+        *shell("t1", "pytest", "ImportError: cannot import name 'x'", error=True),
+        *shell("t2", "pytest", "3 passed"),
+    ]
+    assert session_candidates(scripted) == []
+    assert session_candidates(secret) == []
+    assert session_candidates(code) == []
+
+
+def test_make_sure_is_a_rule_only_about_something_that_recurs() -> None:
+    saved = classify("make sure that handoff updates siyuan if needed", today=TODAY)
+    assert saved is not None and saved.statement == "Make sure handoff updates siyuan if needed"
+    assert classify("make sure it compiles", today=TODAY) is None
+    assert classify("make sure the tests pass before every commit", today=TODAY) is not None
+
+
+def test_the_extractor_saves_session_rules_once(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "memory")
+    messages = [user("did you push?"), user("and did you push it?")]
+    extractor = RuleExtractor(store)
+    first = extractor.apply_messages(messages)
+    again = extractor.apply_messages(messages)
+    assert len(first.written) == 1 and again.written == []
+    body = first.written[0].read_text()
+    assert "**Why:**" in body and "**How to apply:**" in body
