@@ -121,10 +121,10 @@ def compaction_cost(sessions: list[str]) -> tuple[int, float, float]:
     with tempfile.TemporaryDirectory() as tmp:
         big = Path(tmp) / "big.jsonl"
         with big.open("w", encoding="utf-8") as fh:
-            while big.stat().st_size < 3_000_000:
-                for sid in sessions:
-                    fh.write((DATA / f"{sid}.jsonl").read_text("utf-8"))
-                fh.flush()
+            written, i = 0, 0
+            while written < 3_000_000:  # the segments one after another, to ~3 MB
+                written += fh.write((DATA / f"{sessions[i % len(sessions)]}.jsonl").read_text())
+                i += 1
         code = (
             "import resource,sys,time;from memdir.cli.main import main;t=time.perf_counter();"
             "c=main(['--json','compact',sys.argv[1],'--window','200000','--notes',sys.argv[2]]);"

@@ -126,7 +126,7 @@ def error_fixes(turns: Sequence[facts.Turn], prior: Sequence[str] = ()) -> list[
             if block is None:
                 continue
             text = result_text(block.get("content"))
-            if text == CLEARED or _HARNESS_ERROR.search(text):
+            if text == CLEARED or (block.get("is_error") and _HARNESS_ERROR.search(text[:600])):
                 continue
             command = facts.tool_command(use) if name in facts.SHELL_TOOLS else None
             failed = _failed(block, text, shell=command is not None)
@@ -165,4 +165,6 @@ def _input_summary(use: Mapping[str, Any]) -> str:
 def _failed(block: Mapping[str, Any], text: str, *, shell: bool) -> bool:
     if block.get("is_error"):
         return True
+    if len(text) > 8_000:  # a verdict sits at the start or the end of long output
+        text = f"{text[:4_000]}\n{text[-4_000:]}"
     return shell and bool(facts.FAILURE_MARK.search(text) or _FAILING.search(text))
