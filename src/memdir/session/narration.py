@@ -26,7 +26,7 @@ _DECISION = re.compile(
     r"\b(?:it is|it'?s)\s*[.!]$|\b(?:I'll|I will|we'll|we will|let's|I'm going to) (?:go with|use|"
     r"switch|keep|stick with|take)\b|\bgoing with\b|\b(?:decided|decision:|chose|chosen|opted|"
     r"settled on|went with)\b|\b(?:use|using|used|switch(?:ed|ing)?|moved?|chose|pick(?:ed)?)\b"
-    r".*\b(?:instead of|rather than)\b|\bswitch(?:ed|ing)? (?:from \S+(?: \S+)? )?to\b",
+    r".*\b(?:instead of|rather than)\b|\b(?:switched|switching|moved) (?:from \S+(?: \S+)? )?to\b",
     re.IGNORECASE,
 )
 _CAUSE = re.compile(
@@ -58,7 +58,7 @@ def statements(messages: Sequence[ChatMessage]) -> tuple[list[str], list[str]]:
             sentence = raw.strip(" -*#>|")
             if len(sentence) < 12 or _NOISE.match(sentence) or sentence.count("|") > 2:
                 continue
-            line = facts.one_line(sentence, SENTENCE_CHARS)
+            line = facts.one_line(sentence.replace("**", ""), SENTENCE_CHARS)
             if _CAUSE.search(sentence):
                 causes.append(line)
             elif _DECISION.search(sentence):

@@ -41,6 +41,7 @@ from memdir.session.notes import (
 )
 
 REQUEST_CHARS = 400
+WORKFLOW_LINES = 25
 CONDENSED_CHARS = 140
 CORRECTION_RULES = frozenset({"correction"})
 LEARNING_RULES = frozenset({"from-now-on", "directive", "preference", "remember"})
@@ -130,7 +131,9 @@ class OfflineUpdater:
     def _merge(self, bodies: dict[str, str], turns: list[facts.Turn]) -> None:
         requests = [t.request for t in turns if t.request is not None]
         if requests and not bodies.get("Session Title", "").strip():
-            bodies["Session Title"] = facts.one_line(requests[0].text, 80)
+            # the first real ask, not "ok" or the "1" that picked an option
+            asks = [r for r in requests if len(r.text.split()) >= 5] or requests
+            bodies["Session Title"] = facts.one_line(asks[0].text, 80)
         previous = _latest_reply(bodies.get("Current State", ""))
         self._requests(bodies, turns, previous)
         self._files(bodies, turns)
@@ -203,7 +206,8 @@ class OfflineUpdater:
                         key = facts.one_line(command, 160).replace("`", "'")
                         counts[key] = counts.pop(key, 0) + 1  # most recent last
         lines = [f"- `{c}`" + (f" ×{n}" if n > 1 else "") for c, n in counts.items()]
-        bodies["Workflow"] = "\n".join(other + loose + lines)
+        # the most recent commands, not a ledger of every one (the worklog keeps the order)
+        bodies["Workflow"] = "\n".join(other + loose + lines[-WORKFLOW_LINES:])
 
     def _errors_and_learnings(self, bodies: dict[str, str], turns: list[facts.Turn]) -> None:
         existing = [ln for ln in bodies.get("Errors & Corrections", "").splitlines() if ln.strip()]

@@ -74,7 +74,8 @@ def summary_lines(results: Sequence[Mapping[str, Any]], uses: Mapping[str, Any])
             if not clean or _BOILERPLATE.search(line) or _PROGRESS.search(line):
                 continue
             if _SUMMARY.search(line.strip()) and not _REDACTED.search(line):
-                found.append(facts.one_line(clean, 200))
+                command = facts.one_line(facts.tool_command(use) or "", 60).replace("`", "'")
+                found.append(f"`{command}`: {facts.one_line(clean, 200)}")
     return found
 
 
@@ -89,9 +90,10 @@ class _Failure:
 def command_key(command: str) -> str:
     """What makes two runs "the same command": the program and its first real argument, in the
     last step of a ``&&``/``;`` chain that is not a ``cd`` or an ``export``."""
-    steps = [s.strip() for s in re.split(r"&&|;|\|\|", command) if s.strip()]
+    steps = [s.strip() for s in re.split(r"&&|;", command) if s.strip()]
     steps = [s for s in steps if not re.match(r"^(?:cd|export|source|\.)\s", s)] or steps
-    words = [w for w in steps[-1].split() if not w.startswith("-")] if steps else []
+    main = re.split(r"\|\||\|", steps[-1])[0] if steps else ""  # not the fallback or the pipe
+    words = [w for w in main.split() if not w.startswith("-") and not w.startswith("2>")]
     words = [w for w in words if not re.match(r"^(?:\S+=\S*|timeout|\d+|sudo|uv|run)$", w)]
     return " ".join(words[:2])
 
