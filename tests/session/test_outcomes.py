@@ -113,3 +113,25 @@ def test_summaries_only_come_from_command_output() -> None:
 
 def test_command_key_ignores_flags_and_env() -> None:
     assert command_key("cd /x && FOO=1 pytest -q tests/a.py") == "pytest tests/a.py"
+
+
+def test_the_fix_quotes_the_line_the_edit_introduced() -> None:
+    edit = {
+        "type": "tool_use",
+        "id": "e1",
+        "name": "Edit",
+        "input": {
+            "file_path": "/p/pyproject.toml",
+            "old_string": 'name = "lib"\nrequires-python = ">=3.11"',
+            "new_string": 'name = "lib"\nrequires-python = ">=3.10"',
+        },
+    }
+    messages = [
+        ChatMessage.user("install it"),
+        *run("pip install -e .", "ERROR: Package 'lib' requires a different Python", tid="t1"),
+        ChatMessage.assistant([edit]),
+        ChatMessage.user([res("e1", "ok")]),
+        *run("pip install -e . --quiet", "Successfully installed lib", tid="t2"),
+    ]
+    (line,) = error_fixes(facts.split_turns(messages))
+    assert 'edited pyproject.toml (`requires-python = ">=3.10"`)' in line

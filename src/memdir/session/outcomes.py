@@ -52,6 +52,7 @@ _FAILING = re.compile(
     r"BUILD FAILED|^\s*(?:error|ERROR)\b[\s:\[]|\berror TS\d+|npm ERR!",
     re.IGNORECASE | re.MULTILINE,
 )
+ERROR_CHARS = 300
 _REDACTED = re.compile(r"\[REDACTED[^\]]*\]")
 # A harness complaint about the agent's own tool call, corrected at once: not a project error.
 _HARNESS_ERROR = re.compile(
@@ -120,10 +121,12 @@ def error_fixes(turns: Sequence[facts.Turn], prior: Sequence[str] = ()) -> list[
             name = str(use.get("name", ""))
             if facts.file_action(name, use) in ("edited", "written"):
                 path = facts.tool_path(use)
+                short = path.rsplit("/", 1)[-1] if path else name
+                change = _changed_line(use)
+                edit = f"{short} (`{change}`)" if change else short
                 for failure in open_:
-                    short = path.rsplit("/", 1)[-1] if path else name
-                    if short not in failure.edits:
-                        failure.edits.append(short)
+                    if not any(e.split(" (")[0] == short for e in failure.edits):
+                        failure.edits.append(edit)
             block = by_id.get(use_id)
             if block is None:
                 continue
@@ -136,16 +139,24 @@ def error_fixes(turns: Sequence[facts.Turn], prior: Sequence[str] = ()) -> list[
             if failed:
                 line = facts.first_error_line(text) or text
                 what = facts.one_line(command or f"{name} {facts.tool_path(use) or ''}", 100)
-                error = facts.one_line(_REDACTED.sub("…", line), 220)
+                error = facts.one_line(_REDACTED.sub("…", line), ERROR_CHARS)
                 if not any(f.key == key and f.error == error for f in open_):
                     open_.append(_Failure(what.strip(), error, key))
                 continue
             retried = facts.file_action(name, use) is None  # a command or another tool
-            for failure in [f for f in open_ if f.key == key and retried]:
+            program = key.split(" ")[0]
+            # the same command, or (once something was edited) another run of the same program
+            closed = [
+                f
+                for f in open_
+                if retried and (f.key == key or (f.edits and f.key.split(" ")[0] == program))
+            ]
+            for failure in closed:
                 open_.remove(failure)
                 summary = summary_lines([block], uses)
                 how = "ran" if command else "retried"
-                how = f"edited {', '.join(failure.edits[:6])}; then {how}" if failure.edits else how
+                edits = ", ".join(failure.edits[:4])
+                how = f"edited {edits}; then {how}" if failure.edits else how
                 again = command or f"{name} {_input_summary(use)}"
                 after = (
                     f" `{facts.one_line(again, 160)}`, which {'passed' if command else 'worked'}"
@@ -154,6 +165,22 @@ def error_fixes(turns: Sequence[facts.Turn], prior: Sequence[str] = ()) -> list[
                 lines.append(f"- `{failure.what}` failed: {failure.error} → fixed: {how}{after}")
     lines += [f"- `{f.what}` failed: {f.error}" for f in open_]
     return lines
+
+
+def _changed_line(use: Mapping[str, Any]) -> str:
+    """The first line an edit introduced (what a summary would quote as "the fix"), or ''."""
+    raw = use.get("input")
+    if not isinstance(raw, Mapping):
+        return ""
+    old = raw.get("old_string", raw.get("old_str", ""))
+    new = raw.get("new_string", raw.get("new_str", ""))
+    if not isinstance(new, str) or not isinstance(old, str) or not new.strip():
+        return ""
+    before = {ln.strip() for ln in old.splitlines()}
+    for line in new.splitlines():
+        if line.strip() and line.strip() not in before:
+            return facts.one_line(line.strip(), 80).replace("`", "'")
+    return ""
 
 
 def _input_summary(use: Mapping[str, Any]) -> str:
