@@ -113,3 +113,19 @@ def test_the_extractor_saves_session_rules_once(tmp_path: Path) -> None:
     assert len(first.written) == 1 and again.written == []
     body = first.written[0].read_text()
     assert "**Why:**" in body and "**How to apply:**" in body
+
+
+def test_a_requirement_about_the_product_is_a_project_fact() -> None:
+    found = classify("conversations must be correctly focused, structured, guided", today=TODAY)
+    assert found is not None and found.type is MemoryType.PROJECT and found.rule == "requirement"
+    assert classify("it must work by friday", today=TODAY) is None  # a pronoun says nothing later
+    assert classify("you must run the tests now", today=TODAY) is None
+
+
+def test_lower_case_messages_split_into_sentences() -> None:
+    from memdir.extract.rules import candidates
+
+    text = "ok that works. always run the linter before pushing. see e.g. the ci file"
+    assert [c.statement for c in candidates(text, today=TODAY)] == [
+        "Always run the linter before pushing"
+    ]

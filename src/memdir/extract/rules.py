@@ -98,6 +98,19 @@ _RECURRING = re.compile(
     r"deploy(?:s|ments?)?|sessions?|pull requests?|prs?|reviews?|migrations?)\b",
     _F,
 )
+# A requirement stated about the product ("conversations must be guided", "latency is critical"):
+# a project fact. The subject must be a thing, not a pronoun — "it must work" says nothing later.
+_REQUIREMENT = re.compile(
+    r"^(?:critically|importantly|crucially)?[,\s]*(?P<subj>(?:the |our |all |every |each )?"
+    r"[a-z][\w/-]*(?: [a-z][\w/-]*){0,3})\s+(?:must(?: always| never)?|(?:is|are) "
+    r"(?:paramount|critical|essential|crucial|non-negotiable))\b(?P<x>.*)$",
+    _F,
+)
+_PRONOUN = re.compile(
+    r"^(?:the )?(?:it|this|that|these|those|you|we|i|they|he|she|there|everything|something|"
+    r"which|what|who)\b",
+    _F,
+)
 _PREFERENCE = re.compile(
     r"^i\s+(?:prefer|'d rather|would rather|like it when you)\s+(?P<x>.+)$", _F
 )
@@ -271,6 +284,9 @@ def classify(sentence: str, *, today: dt.date) -> Candidate | None:
     m = _MAKE_SURE.match(text)
     if m and _RECURRING.search(m.group("x")) and not _VAGUE.match(m.group("x")):
         return _save(MemoryType.FEEDBACK, f"Make sure {m.group('x')}", "make-sure", source, today)
+    m = _REQUIREMENT.match(text)
+    if m and not _PRONOUN.match(m.group("subj")) and _words(text) >= 5:
+        return _save(MemoryType.PROJECT, text, "requirement", source, today)
     if m := _PREFERENCE.match(text):
         return _save(
             MemoryType.FEEDBACK, f"Prefer {_clean(m.group('x'))}", "preference", source, today
@@ -283,7 +299,8 @@ def classify(sentence: str, *, today: dt.date) -> Candidate | None:
     return None
 
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'“A-Z])|\n+")
+# Users often type in lower case: a sentence may start with any letter (not after "e.g." etc.)
+_SENTENCE = re.compile(r"(?<![ .]e\.g\.)(?<![ .]i\.e\.)(?<! vs\.)(?<=[.!?])\s+(?=[\"'“A-Za-z])|\n+")
 _FENCE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 _TAGGED = re.compile(r"<(?P<tag>[a-z][\w-]*)[^>]*>.*?</(?P=tag)>", re.DOTALL)
 
