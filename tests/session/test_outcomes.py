@@ -135,3 +135,30 @@ def test_the_fix_quotes_the_line_the_edit_introduced() -> None:
     ]
     (line,) = error_fixes(facts.split_turns(messages))
     assert 'edited pyproject.toml (`requires-python = ">=3.10"`)' in line
+
+
+def test_lookups_that_found_nothing_are_not_errors() -> None:
+    messages = [
+        ChatMessage.user("where is it"),
+        *run(
+            "ls -la /p/missing",
+            "ls: cannot access '/p/missing': No such file",
+            tid="t1",
+            error=True,
+        ),
+        *run("git status", "fatal: not a git repository", tid="t2", error=True),
+        *run('pkill -f "uvicorn app"', "Exit code 144", tid="t3", error=True),
+    ]
+    assert error_fixes(facts.split_turns(messages)) == []
+
+
+def test_the_cause_the_assistant_stated_is_kept_with_the_error() -> None:
+    messages = [
+        ChatMessage.user("run it"),
+        *run("uvicorn app:main", "ModuleNotFoundError: No module named 'app'", tid="t1"),
+        ChatMessage.assistant("The issue is the system uvicorn, not the one in the venv."),
+    ]
+    (line,) = error_fixes(facts.split_turns(messages))
+    assert line.endswith("(cause: The issue is the system uvicorn, not the one in the venv.)")
+    notes = OfflineUpdater().render("", messages, builtin_template())
+    assert parse_notes(notes).body("Errors & Corrections").count("system uvicorn") == 1

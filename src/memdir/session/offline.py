@@ -215,7 +215,7 @@ class OfflineUpdater:
         bodies["Errors & Corrections"] = "\n".join(ln for ln in existing if ln not in prior)
         errors = outcomes.error_fixes(turns, prior)
         decisions, causes = narration.statements([m for t in turns for m in t.messages])
-        errors += [f"- Cause/fix: {c}" for c in causes]
+        errors += [f"- Cause/fix: {c}" for c in causes if not any(c in e for e in errors)]
         learnings: list[str] = [f"- Decided: {d}" for d in decisions]
         today = self.today()
         for turn in turns:

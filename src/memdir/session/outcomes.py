@@ -21,8 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memdir.session import facts
-from memdir.session.messages import result_text
+from memdir.session import facts, narration
+from memdir.session.messages import ChatMessage, result_text
 from memdir.session.microcompact import CLEARED
 
 _SUMMARY = re.compile(
@@ -49,11 +49,21 @@ _BOILERPLATE = re.compile(
 _PROGRESS = re.compile(r"[█▏▎▍▌▋▊▉#]{6,}|^\s*\.{6,}\s*$")
 _FAILING = re.compile(
     r"\b[1-9]\d* (?:failed|failures?|failing|errors?)\b|^FAIL\b|--- FAIL|test result: FAILED|"
-    r"BUILD FAILED|^\s*(?:error|ERROR)\b[\s:\[]|\berror TS\d+|npm ERR!",
+    r"BUILD FAILED|^\s*(?:error|ERROR)\b[\s:\[]|\berror TS\d+|npm ERR!|"
+    r"^[\w.]*(?:Error|Exception): ",
     re.IGNORECASE | re.MULTILINE,
 )
 ERROR_CHARS = 300
 _REDACTED = re.compile(r"\[REDACTED[^\]]*\]")
+_LOOKUP = re.compile(
+    r"^(?:ls|cat|find|grep|rg|which|head|tail|stat|test|file|tree|wc|pkill|kill|killall|"
+    r"git (?:status|log|diff|show|branch|rev-parse))\b"
+)
+_MISSED = re.compile(
+    r"No such file or directory|cannot access|not a git repository|No matches found|"
+    r"does not exist|no such file|^Exit code \d+$",
+    re.IGNORECASE,
+)
 # A harness complaint about the agent's own tool call, corrected at once: not a project error.
 _HARNESS_ERROR = re.compile(
     r"File has not been read yet|File has been modified since read|String to replace not found|"
@@ -86,6 +96,11 @@ class _Failure:
     error: str
     key: str
     edits: list[str] = field(default_factory=list)
+    cause: str = ""
+
+    def line(self) -> str:
+        cause = f" (cause: {self.cause})" if self.cause else ""
+        return f"- `{self.what}` failed: {self.error}{cause}"
 
 
 def command_key(command: str) -> str:
@@ -103,68 +118,88 @@ OPEN_LINE = re.compile(r"^- `(?P<what>.+?)` failed: (?P<error>.*)$")
 
 
 def error_fixes(turns: Sequence[facts.Turn], prior: Sequence[str] = ()) -> list[str]:
-    """Note lines: ``- <what> failed: <error> → fixed: edited a.py, b.py; <passing summary>``,
-    or ``- <what> failed: <error>`` when no later success of the same command was seen.
+    """Note lines: ``- <what> failed: <error> → fixed: edited a.py (`line`); then ran `cmd`,
+    which passed (<summary>)``, with the cause the assistant stated when it did, or
+    ``- <what> failed: <error>`` when no later success of the same command was seen.
 
     ``prior`` are still-open failure lines from earlier notes: a success in ``turns`` closes them
     too (the notes are merged a few turns at a time), and the open ones come back unchanged."""
-    open_: list[_Failure] = []
+    tracker = _Tracker()
     for line in prior:
         if (m := OPEN_LINE.match(line)) and " → fixed:" not in line:
             what = m.group("what")
-            open_.append(_Failure(what, m.group("error"), command_key(what)))
-    lines: list[str] = []
+            tracker.open.append(_Failure(what, m.group("error"), command_key(what)))
     for turn in turns:
         uses = {str(b.get("id")): b for b in turn.tool_uses}
-        by_id = {str(b.get("tool_use_id")): b for b in turn.results}
-        for use_id, use in uses.items():
-            name = str(use.get("name", ""))
-            if facts.file_action(name, use) in ("edited", "written"):
-                path = facts.tool_path(use)
-                short = path.rsplit("/", 1)[-1] if path else name
-                change = _changed_line(use)
-                edit = f"{short} (`{change}`)" if change else short
-                for failure in open_:
-                    if not any(e.split(" (")[0] == short for e in failure.edits):
-                        failure.edits.append(edit)
-            block = by_id.get(use_id)
-            if block is None:
-                continue
-            text = result_text(block.get("content"))
-            if text == CLEARED or (block.get("is_error") and _HARNESS_ERROR.search(text[:600])):
-                continue
-            command = facts.tool_command(use) if name in facts.SHELL_TOOLS else None
-            failed = _failed(block, text, shell=command is not None)
-            key = command_key(command) if command else name
-            if failed:
-                line = facts.first_error_line(text) or text
+        for message in turn.messages:  # in order: a fix comes after its failure
+            if message.role == "assistant":
+                tracker.narration(message)
+                for use in message.tool_uses:
+                    tracker.edit(use)
+            for block in message.content:
+                called = uses.get(str(block.get("tool_use_id")))
+                if block.get("type") == "tool_result" and called is not None:
+                    tracker.result(called, block, uses)
+    return tracker.lines + [f.line() for f in tracker.open]
+
+
+class _Tracker:
+    def __init__(self) -> None:
+        self.open: list[_Failure] = []
+        self.lines: list[str] = []
+
+    def narration(self, message: ChatMessage) -> None:
+        if self.open and not self.open[-1].cause:
+            causes = narration.statements([message])[1]
+            if causes:
+                self.open[-1].cause = causes[0]
+
+    def edit(self, use: Mapping[str, Any]) -> None:
+        name = str(use.get("name", ""))
+        if facts.file_action(name, use) not in ("edited", "written"):
+            return
+        path = facts.tool_path(use)
+        short = path.rsplit("/", 1)[-1] if path else name
+        change = _changed_line(use)
+        for failure in self.open:
+            if not any(e.split(" (")[0] == short for e in failure.edits):
+                failure.edits.append(f"{short} (`{change}`)" if change else short)
+
+    def result(
+        self, use: Mapping[str, Any], block: Mapping[str, Any], uses: Mapping[str, Any]
+    ) -> None:
+        name = str(use.get("name", ""))
+        text = result_text(block.get("content"))
+        if text == CLEARED or (block.get("is_error") and _HARNESS_ERROR.search(text[:600])):
+            return
+        command = facts.tool_command(use) if name in facts.SHELL_TOOLS else None
+        key = command_key(command) if command else name
+        if _failed(block, text, shell=command is not None):
+            error = facts.one_line(
+                _REDACTED.sub("…", facts.first_error_line(text) or text), ERROR_CHARS
+            )
+            if command and _LOOKUP.match(key) and _MISSED.search(error):
+                return  # a lookup that found nothing: exploring, not an error to hand over
+            if not any(f.key == key and f.error == error for f in self.open):
                 what = facts.one_line(command or f"{name} {facts.tool_path(use) or ''}", 100)
-                error = facts.one_line(_REDACTED.sub("…", line), ERROR_CHARS)
-                if not any(f.key == key and f.error == error for f in open_):
-                    open_.append(_Failure(what.strip(), error, key))
-                continue
-            retried = facts.file_action(name, use) is None  # a command or another tool
-            program = key.split(" ")[0]
-            # the same command, or (once something was edited) another run of the same program
-            closed = [
-                f
-                for f in open_
-                if retried and (f.key == key or (f.edits and f.key.split(" ")[0] == program))
-            ]
-            for failure in closed:
-                open_.remove(failure)
-                summary = summary_lines([block], uses)
-                how = "ran" if command else "retried"
-                edits = ", ".join(failure.edits[:4])
-                how = f"edited {edits}; then {how}" if failure.edits else how
-                again = command or f"{name} {_input_summary(use)}"
-                after = (
-                    f" `{facts.one_line(again, 160)}`, which {'passed' if command else 'worked'}"
-                )
-                after += f" ({summary[-1]})" if summary else ""
-                lines.append(f"- `{failure.what}` failed: {failure.error} → fixed: {how}{after}")
-    lines += [f"- `{f.what}` failed: {f.error}" for f in open_]
-    return lines
+                self.open.append(_Failure(what.strip(), error, key))
+            return
+        if facts.file_action(name, use) is not None:
+            return  # reading or editing a file retries nothing
+        program = key.split(" ")[0]
+        # the same command, or (once something was edited) another run of the same program
+        for failure in [
+            f for f in self.open if f.key == key or (f.edits and f.key.split(" ")[0] == program)
+        ]:
+            self.open.remove(failure)
+            summary = summary_lines([block], uses)
+            how = "ran" if command else "retried"
+            if failure.edits:
+                how = f"edited {', '.join(failure.edits[:4])}; then {how}"
+            again = command or f"{name} {_input_summary(use)}"
+            done = f"`{facts.one_line(again, 160)}`, which {'passed' if command else 'worked'}"
+            done += f" ({summary[-1]})" if summary else ""
+            self.lines.append(f"{failure.line()} → fixed: {how} {done}")
 
 
 def _changed_line(use: Mapping[str, Any]) -> str:
