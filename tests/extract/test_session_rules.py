@@ -129,3 +129,15 @@ def test_lower_case_messages_split_into_sentences() -> None:
     assert [c.statement for c in candidates(text, today=TODAY)] == [
         "Always run the linter before pushing"
     ]
+
+
+async def test_the_hook_path_sees_evidence_across_turns_but_saves_it_once(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "memory")
+    extractor = RuleExtractor(store)
+    turn1 = [user("did you push?"), Message("assistant", [TextBlock("Not yet; pushing now.")])]
+    turn2 = [user("ok. did you push the fix?"), Message("assistant", [TextBlock("Yes.")])]
+    first = await extractor.extract(turn1, new_messages=2)
+    second = await extractor.extract([*turn1, *turn2], new_messages=2)
+    assert first.written == [] and len(second.written) == 1  # the second ask is in turn 2
+    third = await extractor.extract([*turn1, *turn2, user("thanks")], new_messages=1)
+    assert third.written == []  # old evidence is not saved again

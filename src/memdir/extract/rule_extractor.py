@@ -72,15 +72,16 @@ class RuleExtractor:
         self._clock = clock or (lambda: dt.datetime.now().astimezone())
 
     async def extract(self, messages: Sequence[Message], *, new_messages: int) -> ExtractionResult:
-        recent = list(messages[-new_messages:]) if new_messages > 0 else []
-        return await asyncio.to_thread(self.apply_messages, recent)
+        since = len(messages) - new_messages if new_messages > 0 else len(messages)
+        return await asyncio.to_thread(self.apply_messages, messages, since=max(0, since))
 
-    def apply_messages(self, messages: Sequence[Message]) -> ExtractionResult:
-        """Sentence rules on the user's words, then the session rules on the whole run
-        (:mod:`memdir.extract.session_rules`)."""
+    def apply_messages(self, messages: Sequence[Message], *, since: int = 0) -> ExtractionResult:
+        """Sentence rules on the user's words from ``since`` on, then the session rules over the
+        whole run for evidence that ends there (:mod:`memdir.extract.session_rules`)."""
         today = self._clock().date()
-        found = [c for text in user_texts(messages) for c in candidates(text, today=today)]
-        return self.apply([*found, *session_candidates(messages)])
+        recent = user_texts(messages[since:])
+        found = [c for text in recent for c in candidates(text, today=today)]
+        return self.apply([*found, *session_candidates(messages, since=since)])
 
     def apply_texts(self, texts: Sequence[str]) -> ExtractionResult:
         today = self._clock().date()

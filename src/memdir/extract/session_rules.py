@@ -21,7 +21,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from memdir.extract.rules import Candidate
+from memdir.extract.rules import Candidate, sentences
 from memdir.llm.base import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from memdir.model import MemoryType
 from memdir.session.harness import is_harness_text
@@ -71,36 +71,44 @@ _SECRET = re.compile(
 LOOKAHEAD = 4  # shell calls after a failure in which the working alternative must come
 
 
-def session_candidates(messages: Sequence[Message]) -> list[Candidate]:
-    """Every session-level memory statement in ``messages`` (see the module docstring)."""
-    return [*_check_ups(messages), *_frustrations(messages), *_proven_fixes(messages)]
+def session_candidates(messages: Sequence[Message], *, since: int = 0) -> list[Candidate]:
+    """Every session-level memory statement in ``messages`` whose last piece of evidence is at
+    index ``since`` or later: a hook that extracts after each turn passes the whole session and
+    the first new message, so evidence may span turns but old evidence is not saved again."""
+    return [
+        *_check_ups(messages, since),
+        *_frustrations(messages, since),
+        *_proven_fixes(messages, since),
+    ]
 
 
-def _user_texts(messages: Sequence[Message]) -> list[str]:
+def _user_texts(messages: Sequence[Message]) -> list[tuple[int, str]]:
     texts = []
-    for m in messages:
+    for i, m in enumerate(messages):
         if m.role == "user":
             text = " ".join(b.text for b in m.blocks if isinstance(b, TextBlock)).strip()
             if text and not is_harness_text(text):
-                texts.append(text)
+                texts.append((i, text))
     return texts
 
 
-def _check_ups(messages: Sequence[Message]) -> list[Candidate]:
+def _check_ups(messages: Sequence[Message], since: int) -> list[Candidate]:
     asked: Counter[str] = Counter()
     source: dict[str, str] = {}
-    for text in _user_texts(messages):
+    last: dict[str, int] = {}
+    for index, text in _user_texts(messages):
         if len(text.split()) > 14:
             continue
-        m = _CHECK_UP.match(text.strip().lower())
+        m = next((m for x in sentences(text) if (m := _CHECK_UP.match(x.lower()))), None)
         if m:
             verb = m.group("verb").lower()
             verb = _BASE_VERB.get(verb, verb)
             asked[verb] += 1
             source.setdefault(verb, text.strip())
+            last[verb] = index
     found = []
     for verb, n in asked.items():
-        if n >= 2:  # asked again: an expectation, not a one-off question
+        if n >= 2 and last[verb] >= since:  # asked again: an expectation, not a one-off
             found.append(
                 Candidate(
                     "save",
@@ -114,10 +122,10 @@ def _check_ups(messages: Sequence[Message]) -> list[Candidate]:
     return found
 
 
-def _frustrations(messages: Sequence[Message]) -> list[Candidate]:
+def _frustrations(messages: Sequence[Message], since: int) -> list[Candidate]:
     found = []
-    for text in _user_texts(messages):
-        if not _FRUSTRATED.search(text):
+    for index, text in _user_texts(messages):
+        if index < since or not _FRUSTRATED.search(text):
             continue
         suggestion = _SUGGESTION.search(text)
         if suggestion is None:
@@ -129,31 +137,32 @@ def _frustrations(messages: Sequence[Message]) -> list[Candidate]:
     return found
 
 
-def _shell_runs(messages: Sequence[Message]) -> list[tuple[str, str, bool]]:
-    """(command, output, failed) of every shell call, in order; a file edit in between shows as
-    ``("edit <file>", "", False)`` so a fix made by editing counts as what was run first."""
+def _shell_runs(messages: Sequence[Message]) -> list[tuple[str, str, bool, int]]:
+    """(command, output, failed, message index) of every shell call, in order; a file edit in
+    between shows as ``("edit <file>", "", False, i)`` so a fix made by editing counts as what
+    was run first."""
     calls: dict[str, str] = {}
-    runs: list[tuple[str, str, bool]] = []
-    for m in messages:
+    runs: list[tuple[str, str, bool, int]] = []
+    for i, m in enumerate(messages):
         for b in m.blocks:
             if isinstance(b, ToolUseBlock) and b.name in ("Edit", "MultiEdit", "Write"):
                 path = b.input.get("file_path")
                 if isinstance(path, str):
-                    runs.append((f"edit {path.rsplit('/', 1)[-1]}", "", False))
+                    runs.append((f"edit {path.rsplit('/', 1)[-1]}", "", False, i))
             if isinstance(b, ToolUseBlock) and b.name in ("Bash", "bash", "shell"):
                 command = b.input.get("command")
                 if isinstance(command, str):
                     calls[b.id] = command.strip()
             elif isinstance(b, ToolResultBlock) and b.tool_use_id in calls:
                 failed = b.is_error or bool(re.search(r"exit code [1-9]", b.content, re.I))
-                runs.append((calls.pop(b.tool_use_id), b.content, failed))
+                runs.append((calls.pop(b.tool_use_id), b.content, failed, i))
     return runs
 
 
-def _proven_fixes(messages: Sequence[Message]) -> list[Candidate]:
+def _proven_fixes(messages: Sequence[Message], since: int) -> list[Candidate]:
     runs = _shell_runs(messages)
     found = []
-    for i, (command, output, failed) in enumerate(runs):
+    for i, (command, output, failed, _at) in enumerate(runs):
         error = _ENV_ERROR.search(output) if failed else None
         if error is None or _SCRIPTED.search(command) or _SECRET.search(command):
             continue
@@ -161,12 +170,14 @@ def _proven_fixes(messages: Sequence[Message]) -> list[Candidate]:
         line = next((ln for ln in output.splitlines() if error.group(0) in ln), error.group(0))
         line = " ".join(line.split())[:120]
         window = runs[i + 1 : i + 1 + LOOKAHEAD]
-        for j, (later, _out, later_failed) in enumerate(window):
+        for j, (later, _out, later_failed, at) in enumerate(window):
             if later_failed or _program(later) != program:
                 continue
+            if at < since:
+                break  # proved before this window: saved (or not) back then
             if _SCRIPTED.search(later) or _SECRET.search(later):
                 break
-            between = [c for c, _o, bad in window[:j] if not bad and not _SECRET.search(c)]
+            between = [c for c, _o, bad, _a in window[:j] if not bad and not _SECRET.search(c)]
             if later != command:
                 statement = (
                     f"Here `{_short(later)}` works where `{_short(command)}` failed ({line})"
