@@ -4,15 +4,16 @@ No model is involved, so it is deterministic and fast, and compaction keeps its 
 API key. It is incremental: it reads the current notes, merges in what the new messages add, and
 writes one file in the template's structure. What it fills:
 
-* Session Title — the first real request (kept once set); Current State — the latest request,
-  the latest assistant text and what the last turn did (replaced every time);
-* Task specification — every user message, short (the user's words carry the intent and the
-  decisions); only when over the cap are the oldest shortened, then folded;
+* Session Title — the first real ask (kept once set); Current State — the latest request (a
+  one-word answer with the option it picked), the latest real reply, the task list with its state
+  (:mod:`~memdir.session.tasks`, kept across merges) and the assistant's "next" statements;
+* Task specification — every user request (queued ones included), short, answers resolved
+  (:mod:`~memdir.session.narration`); only when over the cap are the oldest shortened, then folded;
 * Files and Functions — each path read/edited/written with counts and the functions an edit
-  touched; Workflow — shell commands with counts; Errors & Corrections — failed tool results
-  and the user's corrections (the rule extractor's patterns); Learnings — the user's standing
-  instructions; Key results — test summaries, commits and figures from tool output; Worklog —
-  one dense line per turn.
+  touched; Workflow — the latest shell commands with counts; Errors & Corrections — error → fix
+  pairs (:mod:`~memdir.session.outcomes`), causes stated in the narration and the user's
+  corrections; Learnings — the user's standing instructions and the decisions in the narration;
+  Key results — test-run summaries of common runners and commits; Worklog — one line per turn.
 
 Invariants: the output always has exactly the template's sections (hand-written lines it cannot
 parse are kept as they are); every section stays under its cap and the whole under the total,
