@@ -64,3 +64,24 @@ def test_next_steps_said_by_the_assistant() -> None:
     assert "Next (said): Next, I'll wire it into the CLI and add docs" in notes.body(
         "Current State"
     )
+
+
+def test_a_next_steps_list_in_a_reply_is_pending_work() -> None:
+    reply = (
+        "Done. When you return, the next steps are:\n"
+        "1. Entity page template spec\n2. Backend API\n\nAnything else?"
+    )
+    messages = [ChatMessage.user("wrap up"), ChatMessage.assistant(reply)]
+    state = parse_notes(OfflineUpdater().render("", messages, builtin_template())).body(
+        "Current State"
+    )
+    assert "Next (said): Next steps: Entity page template spec; Backend API" in state
+
+
+def test_a_next_steps_heading_with_a_list() -> None:
+    reply = "## Summary\nAll good.\n\n**Next Steps:**\n- Wire the CLI\n- Write docs\n"
+    messages = [ChatMessage.user("status"), ChatMessage.assistant(reply)]
+    state = parse_notes(OfflineUpdater().render("", messages, builtin_template())).body(
+        "Current State"
+    )
+    assert "Next steps: Wire the CLI; Write docs" in state

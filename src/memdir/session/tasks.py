@@ -32,6 +32,17 @@ _NEXT = re.compile(
 )
 
 
+_NEXT_WORDS = (
+    r"(?:next steps?|what'?s next|remaining(?: work| tasks)?|still to do|pending(?: tasks)?)"
+)
+_NEXT_HEADING = re.compile(  # "## Next steps", "**Remaining:**", "…, the next steps are:"
+    rf"^\W*(?:suggested |recommended |possible )?{_NEXT_WORDS}\W*$|"
+    rf"\b{_NEXT_WORDS}\b[^:\n]{{0,20}}:\W*$",
+    re.IGNORECASE,
+)
+_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(?:\[[ x]\]\s*)?")
+
+
 def parse(lines: Sequence[str]) -> dict[str, str]:
     """Checkbox lines of earlier notes as ``{task: mark}``."""
     state: dict[str, str] = {}
@@ -71,13 +82,33 @@ def update(state: dict[str, str], turns: Sequence[facts.Turn]) -> dict[str, str]
 
 
 def next_steps(turns: Sequence[facts.Turn]) -> list[str]:
-    """The assistant's latest "next I will…" statements (at most three, newest last)."""
+    """The assistant's latest "next I will…" statements and "Next steps:" lists (at most three,
+    newest last)."""
     found: list[str] = []
     for turn in turns:
         for m in turn.messages:
             if m.role == "assistant" and m.has_text:
                 found += [facts.one_line(x, 200) for x in _NEXT.findall(m.text)]
+                found += _listed_next(m.text)
     return list(dict.fromkeys(found))[-3:]
+
+
+def _listed_next(text: str) -> list[str]:
+    """A "Next steps" / "Remaining" heading followed by a list: its items, on one line."""
+    found = []
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if not _NEXT_HEADING.search(line):
+            continue
+        items = []
+        for item in lines[i + 1 : i + 12]:
+            if _ITEM.match(item):
+                items.append(_ITEM.sub("", item).replace("**", "").strip())
+            elif item.strip() and items:
+                break
+        if items:
+            found.append("Next steps: " + facts.one_line("; ".join(items[:5]), 300))
+    return found
 
 
 def lines(state: Mapping[str, str]) -> list[str]:
