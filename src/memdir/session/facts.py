@@ -277,7 +277,7 @@ FAILURE_MARK = re.compile(
 
 
 def first_error_line(text: str) -> str | None:
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    lines = [ln.strip() for ln in text.splitlines()[-400:] if ln.strip()]  # errors end output
     for pattern in (_EXCEPTION_LINE, _ERROR_LINE, _WEAK_ERROR_LINE):
         for ln in reversed(lines):  # the last error line is usually the real one (tracebacks)
             if pattern.search(ln):

@@ -14,6 +14,7 @@ each statement is one sentence, shortened.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 
@@ -52,18 +53,28 @@ def statements(messages: Sequence[ChatMessage]) -> tuple[list[str], list[str]]:
     decisions: list[str] = []
     causes: list[str] = []
     for m in messages:
-        if m.role != "assistant" or not m.has_text:
-            continue
-        for raw in _SENTENCES.split(_plain(m.text)):
-            sentence = raw.strip(" -*#>|")
-            if len(sentence) < 12 or _NOISE.match(sentence) or sentence.count("|") > 2:
-                continue
-            line = facts.one_line(sentence.replace("**", ""), SENTENCE_CHARS)
-            if _CAUSE.search(sentence):
-                causes.append(line)
-            elif _DECISION.search(sentence):
-                decisions.append(line)
+        if m.role == "assistant" and m.has_text:
+            said, why = _statements_of(m.text)
+            decisions += said
+            causes += why
     return list(dict.fromkeys(decisions)), list(dict.fromkeys(causes))
+
+
+@functools.lru_cache(maxsize=2048)
+def _statements_of(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """One reply's statements (cached: the notes merge and the error tracker both ask)."""
+    decisions: list[str] = []
+    causes: list[str] = []
+    for raw in _SENTENCES.split(_plain(text)):
+        sentence = raw.strip(" -*#>|")
+        if len(sentence) < 12 or _NOISE.match(sentence) or sentence.count("|") > 2:
+            continue
+        line = facts.one_line(sentence.replace("**", ""), SENTENCE_CHARS)
+        if _CAUSE.search(sentence):
+            causes.append(line)
+        elif _DECISION.search(sentence):
+            decisions.append(line)
+    return tuple(decisions), tuple(causes)
 
 
 def resolve_answer(answer: str, asked: str) -> str | None:

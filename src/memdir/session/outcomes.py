@@ -41,6 +41,8 @@ _SUMMARY = re.compile(
     r"^\[[\w/.-]+ [0-9a-f]{7,}\] ",  # git commit
     re.IGNORECASE,
 )
+assert "[^" not in _SUMMARY.pattern  # every "^" is an anchor, so this rewrite is safe
+_LINES = re.compile(_SUMMARY.pattern.replace("^", "^[ \t]*"), re.IGNORECASE | re.MULTILINE)
 _BOILERPLATE = re.compile(
     r'^\s*\(use "git|^\s*(?:On branch|Your branch|Changes (?:not staged|to be committed)|'
     r"Untracked files|nothing (?:added )?to commit|no changes added)",
@@ -54,6 +56,8 @@ _FAILING = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 ERROR_CHARS = 300
+SCANNED_LINES = 80
+CAUSE_REPLIES = 3  # a cause stated this many replies after a failure is taken as its cause
 _REDACTED = re.compile(r"\[REDACTED[^\]]*\]")
 _LOOKUP = re.compile(
     r"^(?:ls|cat|find|grep|rg|which|head|tail|stat|test|file|tree|wc|pkill|kill|killall|"
@@ -80,11 +84,18 @@ def summary_lines(results: Sequence[Mapping[str, Any]], uses: Mapping[str, Any])
         use = uses.get(str(block.get("tool_use_id")))
         if use is None or str(use.get("name", "")) not in facts.SHELL_TOOLS:
             continue  # only command output: a file that contains "3 passed" is not a result
-        for line in result_text(block.get("content")).splitlines():
+        lines = result_text(block.get("content")).splitlines()
+        if len(lines) > SCANNED_LINES:  # summaries open (commits) or close (test runs) output
+            lines = lines[:10] + lines[-SCANNED_LINES:]
+        text = "\n".join(ln if len(ln) <= 400 else "" for ln in lines)
+        starts = dict.fromkeys(text.rfind("\n", 0, m.start()) + 1 for m in _LINES.finditer(text))
+        for start in starts:  # one pass over the output, then the lines that matched
+            end = text.find("\n", start)
+            line = text[start : end if end >= 0 else len(text)]
             clean = line.strip(" =-\t")
             if not clean or _BOILERPLATE.search(line) or _PROGRESS.search(line):
                 continue
-            if _SUMMARY.search(line.strip()) and not _REDACTED.search(line):
+            if not _REDACTED.search(line):
                 command = facts.one_line(facts.tool_command(use) or "", 60).replace("`", "'")
                 found.append(f"`{command}`: {facts.one_line(clean, 200)}")
     return found
@@ -147,9 +158,11 @@ class _Tracker:
     def __init__(self) -> None:
         self.open: list[_Failure] = []
         self.lines: list[str] = []
+        self.replies_since = 0  # assistant replies since the last failure
 
     def narration(self, message: ChatMessage) -> None:
-        if self.open and not self.open[-1].cause:
+        self.replies_since += 1
+        if self.open and not self.open[-1].cause and self.replies_since <= CAUSE_REPLIES:
             causes = narration.statements([message])[1]
             if causes:
                 self.open[-1].cause = causes[0]
@@ -183,6 +196,7 @@ class _Tracker:
             if not any(f.key == key and f.error == error for f in self.open):
                 what = facts.one_line(command or f"{name} {facts.tool_path(use) or ''}", 100)
                 self.open.append(_Failure(what.strip(), error, key))
+                self.replies_since = 0
             return
         if facts.file_action(name, use) is not None:
             return  # reading or editing a file retries nothing
@@ -229,6 +243,6 @@ def _input_summary(use: Mapping[str, Any]) -> str:
 def _failed(block: Mapping[str, Any], text: str, *, shell: bool) -> bool:
     if block.get("is_error"):
         return True
-    if len(text) > 8_000:  # a verdict sits at the start or the end of long output
-        text = f"{text[:4_000]}\n{text[-4_000:]}"
+    if len(text) > 4_000:  # a verdict sits at the start or the end of long output
+        text = f"{text[:2_000]}\n{text[-2_000:]}"
     return shell and bool(facts.FAILURE_MARK.search(text) or _FAILING.search(text))
