@@ -1,0 +1,147 @@
+"""Hostile files for `compact`, `install` and the index, run as a user would (issue #22).
+
+Every case is a real ``memdir`` process with a timeout: a hang fails the test instead of the run.
+The rule for each: no traceback, no hang, one clear error line (exit 2) or the work done with the
+bad part skipped and reported, and nothing the user owns replaced or changed behind their back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.session.support import long_session
+
+DEEP_LINE = b"[" * 200_000 + b"]" * 200_000
+
+
+class User:
+    """One user's machine: a HOME and a git project, memdir run as a process."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.home = root / "home"
+        self.project = root / "project"
+        self.home.mkdir()
+        (self.project / ".git").mkdir(parents=True)
+        base = {k: v for k, v in os.environ.items() if not k.startswith(("MEMDIR_", "CLAUDE_"))}
+        self.env = {**base, "HOME": str(self.home)}
+
+    def __call__(self, *argv: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "memdir", *argv],
+            capture_output=True,
+            text=True,
+            cwd=self.project,
+            env=self.env,
+            timeout=timeout,
+            check=False,
+        )
+
+
+@pytest.fixture
+def user(tmp_path: Path) -> User:
+    return User(tmp_path)
+
+
+def one_clear_line(proc: subprocess.CompletedProcess[str]) -> str:
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("memdir: error: "), proc.stderr
+    return lines[0]
+
+
+# -- compact ------------------------------------------------------------------------------------
+
+
+def test_compact_skips_a_200k_deep_line_and_reports_it(user: User) -> None:
+    t = long_session(user.root / "t.jsonl", turns=30)
+    with open(t.path, "ab") as fh:
+        fh.write(DEEP_LINE + b"\n")
+    t.user("One more request after the hostile line.")
+    proc = user("compact", str(t.path), "--window", "40000")
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr and "nested too deeply" in proc.stderr
+    payload = json.loads(proc.stdout)
+    assert payload["report"]["tokens_before"] > payload["report"]["tokens_after"]
+
+
+def test_compact_json_output_survives_a_lone_surrogate(user: User) -> None:
+    t = long_session(user.root / "t.jsonl", turns=30)
+    t.user("the last request holds a lone surrogate: \ud800 (from a broken client)")
+    proc = user("--json", "compact", str(t.path), "--window", "40000")
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    payload = json.loads(proc.stdout)  # valid JSON
+    texts = json.dumps(payload["messages"], ensure_ascii=False)
+    assert "lone surrogate: \ufffd (from" in texts  # read as U+FFFD, as a UTF-8 decoder would
+
+
+def test_compact_refuses_a_fifo_at_once(user: User) -> None:
+    fifo = user.root / "f.jsonl"
+    os.mkfifo(fifo)
+    line = one_clear_line(user("compact", str(fifo), timeout=30))
+    assert "not a regular file" in line
+
+
+# -- install ------------------------------------------------------------------------------------
+
+
+def settings_path(user: User) -> Path:
+    path = user.project / ".claude" / "settings.json"
+    path.parent.mkdir(exist_ok=True)
+    return path
+
+
+def test_install_over_deeply_nested_settings_is_a_clear_refusal(user: User) -> None:
+    settings = settings_path(user)
+    hostile = '{"x":' + "[" * 100_000 + "]" * 100_000 + "}"
+    settings.write_text(hostile)
+    line = one_clear_line(user("install", "claude-code", "--project"))
+    assert str(settings) in line and "nested too deeply" in line
+    assert settings.read_text() == hostile
+    assert not (user.project / ".mcp.json").exists()  # nothing half-installed
+    assert not (user.home / ".memdir" / "installs.json").exists()
+
+
+def test_install_writes_through_a_settings_symlink_and_keeps_the_link(user: User) -> None:
+    settings = settings_path(user)
+    shared = user.root / "dotfiles" / "claude-settings.json"
+    shared.parent.mkdir()
+    original = '{\n  "model": "opus"\n}\n'
+    shared.write_text(original)
+    settings.symlink_to(shared)
+
+    proc = user("install", "claude-code", "--project")
+    assert proc.returncode == 0, proc.stderr
+    assert settings.is_symlink() and os.readlink(settings) == str(shared)
+    merged = json.loads(shared.read_text())
+    assert merged["model"] == "opus" and "UserPromptSubmit" in merged["hooks"]
+
+    proc = user("uninstall", "claude-code", "--project")
+    assert proc.returncode == 0, proc.stderr
+    assert settings.is_symlink() and shared.read_text() == original
+
+
+def test_install_refuses_a_dangling_settings_symlink(user: User) -> None:
+    settings = settings_path(user)
+    settings.symlink_to(user.root / "nowhere" / "settings.json")
+    line = one_clear_line(user("install", "claude-code", "--project"))
+    assert "dangling symlink" in line
+    assert settings.is_symlink() and not settings.exists()
+    assert not (user.root / "nowhere").exists()
+    assert not (user.project / ".mcp.json").exists()
+
+
+def test_install_refuses_a_fifo_settings_file_at_once(user: User) -> None:
+    settings = settings_path(user)
+    os.mkfifo(settings)
+    line = one_clear_line(user("install", "claude-code", "--project", timeout=30))
+    assert "not a regular file" in line
+    assert not (user.project / ".mcp.json").exists()
