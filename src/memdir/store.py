@@ -329,8 +329,9 @@ class MemoryStore:
         index.remove_file_entry(self.root, rel)
 
     def check_index(self) -> builtins.list[index.IndexReport]:
-        """Drift between each MEMORY.md and the files in its scope (nothing is changed)."""
-        return index.check_dir(self.root, [h.filename for h in self.scan().headers])
+        """Drift between each MEMORY.md and the current files in its scope (nothing is changed);
+        retired, superseded and expired memories are left out of the index on purpose."""
+        return index.check_dir(self.root, [h.filename for h in current_only(self.scan().headers)])
 
     def rebuild_index(self) -> builtins.list[str]:
         """Regenerate entry lines from frontmatter; keep hand-written non-entry lines."""

@@ -145,3 +145,38 @@ def test_install_refuses_a_fifo_settings_file_at_once(user: User) -> None:
     line = one_clear_line(user("install", "claude-code", "--project", timeout=30))
     assert "not a regular file" in line
     assert not (user.project / ".mcp.json").exists()
+
+
+# -- the index and crash leftovers --------------------------------------------------------------
+
+
+def test_index_check_and_doctor_agree_that_retired_memories_are_not_indexed(user: User) -> None:
+    """Issue #22.8: after retire + rebuild, `index check` said "unindexed", doctor said fine."""
+    for name in ("Alpha", "Beta"):
+        assert user("add", name, "-d", f"{name} thing", "-t", "project", "-b", "x").returncode == 0
+    assert user("retire", "alpha.md", "--reason", "no longer true").returncode == 0
+    assert user("index", "rebuild").returncode == 0
+    check = user("--json", "index", "check")
+    doctor = user("--json", "doctor")
+    assert (check.returncode, doctor.returncode) == (0, 0), (check.stdout, doctor.stdout)
+    assert json.loads(check.stdout)[0]["unindexed"] == []
+    assert json.loads(doctor.stdout)["inactive"][0]["path"] == "alpha.md"
+
+
+def test_dream_removes_a_stale_temp_file_as_doctor_promises(user: User) -> None:
+    """Issue #22.9: a temp of a dead writer survived `dream` and every later write."""
+    assert user("add", "Alpha", "-d", "alpha thing", "-t", "project", "-b", "x").returncode == 0
+    memory_dir = Path(json.loads(user("--json", "where").stdout)["paths"]["memory_dir"])
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], **_OUT)
+    stale = memory_dir / f".a.md.{int(dead.stdout)}-deadbeef.tmp"
+    stale.write_text("half a file")
+    doctor = json.loads(user("--json", "doctor").stdout)
+    assert [p["kind"] for p in doctor["problems"]] == ["stale-temp"]
+    assert "removed on the next locked write" in doctor["problems"][0]["detail"]
+    proc = user("dream")
+    assert proc.returncode == 0, proc.stderr
+    assert not stale.exists()
+    assert user("doctor").returncode == 0
+
+
+_OUT: dict[str, object] = {"capture_output": True, "text": True, "check": True}

@@ -285,8 +285,6 @@ def cmd_doctor(ctx: CliContext) -> int:
     for r in _report_dicts(ctx):
         for key in ("dead_links", "unindexed", "duplicates"):
             for item in r[key]:
-                if key == "unindexed" and _in_scope(r["index"], str(item)) in inactive:
-                    continue  # retired memories are left out of the index on purpose
                 problems.append({"kind": f"index-{key}", "path": r["index"], "detail": str(item)})
         if r["over_limit"]:
             problems.append(
@@ -325,10 +323,6 @@ def _inactive(headers: list[Any]) -> dict[str, tuple[str, str]]:
             if not v.is_current(today):
                 out[h.filename] = (v.status(today), v.reason(today))
     return out
-
-
-def _in_scope(index_rel: str, link: str) -> str:
-    return link if index_rel == "MEMORY.md" else index_rel.rsplit("/", 1)[0] + "/" + link
 
 
 def _secret_problems(ctx: CliContext) -> list[dict[str, str]]:

@@ -95,6 +95,8 @@ class OfflineDreamer:
         # model. Under the lock the plan is re-checked against the files and redone if any moved.
         plan, found, pending = self.plan()
         if plan.empty and not pending:
+            with self.store.lock():  # taking it tidies crash leftovers (stale temps), as doctor says
+                pass
             return DreamReport("offline", details={"plan": plan.summary()})
         with self.store.lock():
             if not _still_valid(plan, self.store):
