@@ -17,6 +17,7 @@ from memdir.adapters.claude_code.hookio import HookInput, clip, context_output
 
 if TYPE_CHECKING:
     from memdir.extract.base import Extractor
+    from memdir.store import MemoryStore
 
 SESSION_START_CHARS = 8_000
 DRAIN_SECONDS = 30.0
@@ -216,8 +217,6 @@ def _dream_gate(hc: HookContext, session_id: str) -> str:
     """
     from memdir.consolidate.factory import default_dreamer, dream_gate
     from memdir.consolidate.run import maybe_dream_sync
-    from memdir.store import MemoryStore
-    from memdir.team.guard import write_guards
 
     gate = dream_gate(hc.settings, hc.paths)
     if hc.settings.claude_mode:
@@ -227,12 +226,7 @@ def _dream_gate(hc: HookContext, session_id: str) -> str:
             if result.open
             else (f"gate closed ({result.reason})")
         )
-    memory_dir = hc.paths.memory_dir
-    store = MemoryStore(
-        memory_dir,
-        guards=write_guards(memory_dir, private_secrets=hc.settings.private_secrets),
-        header_cache=hc.cache_dir / "headers.json",
-    )
+    store = _store(hc)
     # maybe_dream checks the gate itself: a second check would trip the 10-minute scan throttle
     outcome = maybe_dream_sync(gate, default_dreamer(store, hc.paths), current_session=session_id)
     if outcome.gate is not None and not outcome.gate.open:
@@ -257,16 +251,20 @@ def run_extraction(hc: HookContext, session_id: str, transcript: Path) -> Any:
     )
 
 
-def default_extractor(hc: HookContext) -> Extractor:
-    from memdir.store import MemoryStore
-    from memdir.team.guard import team_secret_guard
+def _store(hc: HookContext) -> MemoryStore:
+    """The memory dir's store with every credential guard the settings ask for: the detached
+    extraction worker and the session-end dream write through exactly what the CLI does."""
+    from memdir.team.guard import guarded_store
 
-    memory_dir = hc.paths.memory_dir
-    store = MemoryStore(
-        memory_dir,
-        guards=[team_secret_guard(root=memory_dir)],
+    return guarded_store(
+        hc.paths.memory_dir,
+        private_secrets=hc.settings.private_secrets,
         header_cache=hc.cache_dir / "headers.json",
     )
+
+
+def default_extractor(hc: HookContext) -> Extractor:
+    store = _store(hc)
     if hc.extraction == "model" and hc.settings.model:
         from memdir.extract.agent import AgentExtractor
         from memdir.llm.factory import provider_from_spec
