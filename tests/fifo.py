@@ -1,8 +1,9 @@
 """Run a reader against a FIFO without letting a blocking bug hang the test run.
 
-A reader that opens a FIFO with a plain ``open`` waits for a writer forever. :func:`returns_promptly`
-runs the call in a daemon thread; if it has not returned within the timeout, the FIFOs are opened
-for writing (which releases the blocked reader with an empty read) and the test fails.
+A reader that opens a FIFO with a plain ``open`` waits for a writer forever.
+:func:`returns_promptly` runs the call in a daemon thread; if it has not returned within the
+timeout, the FIFOs are opened for writing (which releases the blocked reader with an empty read)
+and the test fails.
 """
 
 from __future__ import annotations

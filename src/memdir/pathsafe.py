@@ -20,7 +20,7 @@ import unicodedata
 import urllib.parse
 from pathlib import Path, PurePosixPath
 
-from memdir.errors import UnreadableFileError, UnsafePathError
+from memdir.errors import NotRegularFileError, UnsafePathError
 
 NAME_MAX = 255  # bytes in one path segment, the limit of every filesystem memdir targets
 PATH_MAX = 4096  # bytes in a whole path (Linux; macOS allows 1024 and fails later, still cleanly)
@@ -147,9 +147,9 @@ def open_regular(path: Path | str, *, follow_symlinks: bool = True) -> int:
 
     A FIFO, socket or device at a path memdir reads (MEMORY.md, a transcript, a settings file)
     would block ``open``/``read`` until the host's timeout; ``O_NONBLOCK`` makes the open return
-    at once and the ``fstat`` check refuses it. Raises :class:`UnreadableFileError` for a
-    non-regular file (and for a symlink when ``follow_symlinks`` is false), ``OSError`` when the
-    path cannot be opened at all.
+    at once and the ``fstat`` check refuses it. Raises :class:`NotRegularFileError` (an
+    :class:`UnreadableFileError` and an ``OSError``) for a non-regular file (and for a symlink
+    when ``follow_symlinks`` is false), ``OSError`` when the path cannot be opened at all.
     """
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
     if not follow_symlinks:
@@ -158,15 +158,24 @@ def open_regular(path: Path | str, *, follow_symlinks: bool = True) -> int:
         fd = os.open(path, flags)
     except OSError as exc:
         if not follow_symlinks and exc.errno == errno.ELOOP:
-            raise UnreadableFileError(f"{path} is a symlink; refusing to follow it") from None
+            raise NotRegularFileError(path, "is a symlink") from None
         raise
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise UnreadableFileError(f"{path} is not a regular file; refusing to read it")
+            raise NotRegularFileError(path)
     except BaseException:
         os.close(fd)
         raise
     return fd
+
+
+def read_regular(
+    path: Path | str, *, limit: int | None = None, follow_symlinks: bool = True
+) -> bytes:
+    """The bytes of the regular file at ``path`` (at most ``limit``), never blocking: what every
+    reader of a path memdir did not create uses. Errors as :func:`open_regular`."""
+    with open(open_regular(path, follow_symlinks=follow_symlinks), "rb") as fh:
+        return fh.read() if limit is None else fh.read(limit)
 
 
 def relative_to_root(root: Path, path: Path | str) -> str:

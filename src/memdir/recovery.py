@@ -31,6 +31,7 @@ from pathlib import Path
 from types import TracebackType
 
 from memdir.atomic import FILE_MODE, FileLock, temp_writer_pid
+from memdir.pathsafe import read_regular
 
 DIRTY_NAME = ".memdir.dirty"
 STALE_AFTER = 3600.0  # seconds: far longer than any single atomic write takes
@@ -95,8 +96,8 @@ class WriteIntent:
     def pending(self) -> list[str] | None:
         """Paths a crashed writer left (``[]`` if the marker is unreadable); None: no marker."""
         try:
-            with open(self.path, "rb") as fh:
-                data = json.loads(fh.read(1_000_000).decode("utf-8"))
+            raw = read_regular(self.path, limit=1_000_000, follow_symlinks=False)
+            data = json.loads(raw.decode("utf-8"))
         except FileNotFoundError:
             return None
         except (OSError, ValueError):

@@ -47,7 +47,7 @@ from memdir.errors import (
     UnsafePathError,
 )
 from memdir.model import Memory, MemoryHeader, MemoryType
-from memdir.pathsafe import check_relative, relative_to_root, resolve_inside
+from memdir.pathsafe import check_relative, read_regular, relative_to_root, resolve_inside
 from memdir.recovery import StoreLock, WriteIntent, remove_stale_temp_files
 from memdir.scan import HeaderCache, ScanResult, scan_headers
 from memdir.slug import slugify as slugify  # re-exported: callers import it from here
@@ -120,7 +120,7 @@ class MemoryStore:
             raise UnreadableFileError(
                 f"{path}: {size} bytes is larger than the {MAX_READ_BYTES}-byte read limit"
             )
-        return path.read_bytes()
+        return read_regular(path, limit=MAX_READ_BYTES)  # swapped for a FIFO since: refused
 
     def read_text(self, name: str | Path) -> str:
         data = self.read_bytes(name)

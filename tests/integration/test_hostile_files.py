@@ -180,3 +180,55 @@ def test_dream_removes_a_stale_temp_file_as_doctor_promises(user: User) -> None:
 
 
 _OUT: dict[str, object] = {"capture_output": True, "text": True, "check": True}
+
+
+def test_doctor_names_memories_recall_reads_only_in_part(user: User) -> None:
+    """Issue #18.9: recall indexes a bounded prefix of each memory; doctor says which files."""
+    assert user("add", "Huge", "-d", "a long memory", "-t", "project", "-b", "x").returncode == 0
+    memory_dir = Path(json.loads(user("--json", "where").stdout)["paths"]["memory_dir"])
+    with open(memory_dir / "huge.md", "a") as fh:
+        fh.write("filler words for a long memory\n" * 10_000)
+    doctor = user("--json", "doctor")
+    assert doctor.returncode == 0, doctor.stdout  # a note, not a problem
+    [partial] = json.loads(doctor.stdout)["partly_indexed"]
+    assert partial["path"] == "huge.md" and partial["bytes"] > partial["indexed_bytes"]
+    assert "huge.md" in user("doctor").stdout  # the text form says it too
+
+
+# -- FIFOs wherever memdir reads a file it did not create (issue #18.2) ---------------------------
+
+READERS = [
+    ("list",),
+    ("manifest",),
+    ("show", "pipe.md"),
+    ("index", "check"),
+    ("index", "rebuild"),
+    ("doctor",),
+    ("prompt",),
+    ("recall", "deploys"),
+    ("reindex",),
+    ("add", "Next", "-d", "a locked write", "-t", "user", "-b", "x"),
+    ("dream",),
+    ("secrets", "redact", "pipe.md"),
+]
+
+
+@pytest.mark.parametrize("argv", READERS, ids=" ".join)
+def test_no_reader_blocks_on_a_fifo(user: User, argv: tuple[str, ...]) -> None:
+    assert user("add", "Deploys", "-d", "how we deploy", "-t", "project", "-b", "x").returncode == 0
+    memory_dir = Path(json.loads(user("--json", "where").stdout)["paths"]["memory_dir"])
+    for rel in ("MEMORY.md", "pipe.md", ".memdir.dirty", ".consolidate-lock"):
+        (memory_dir / rel).unlink(missing_ok=True)
+        os.mkfifo(memory_dir / rel)
+    os.mkfifo(user.project / "pipe.md")  # `secrets redact` reads a path relative to the cwd
+    proc = user(*argv, timeout=60)  # a blocked reader would hang here until the timeout
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode in (0, 1, 2), proc.stderr
+
+
+def test_a_fifo_settings_file_is_one_clear_error(user: User) -> None:
+    settings = user.home / ".memdir" / "settings.json"
+    settings.parent.mkdir()
+    os.mkfifo(settings)
+    line = one_clear_line(user("list", timeout=30))
+    assert str(settings) in line and "not a regular file" in line

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from memdir.adapters.claude_code.handlers import HookContext, log_event, start_daemon
 from memdir.adapters.claude_code.hookio import HookInput, clip, context_output
+from memdir.errors import HookInputError
 
 if TYPE_CHECKING:
     from memdir.extract.base import Extractor
@@ -75,8 +76,10 @@ def _index_text(hc: HookContext, room: int) -> str:
 
 
 def _read(path: Path) -> str:
-    try:
-        return path.read_text("utf-8")
+    from memdir.pathsafe import read_regular
+
+    try:  # a FIFO at MEMORY.md must not hold the session start until the host's timeout
+        return read_regular(path).decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return ""
 
@@ -127,12 +130,12 @@ def stop(inp: HookInput, hc: HookContext) -> str:
 
     started = time.perf_counter()
     mode = hc.extraction
-    transcript = Path(inp.transcript_path) if inp.transcript_path else None
     if mode is None or inp.agent_id:
         log_event(hc, inp, started, skipped="extraction off" if mode is None else "sub-agent")
         return ""
-    if transcript is None or not transcript.is_file():
-        log_event(hc, inp, started, skipped=f"no transcript at {inp.transcript_path}")
+    transcript, refused = _transcript(inp, hc)
+    if transcript is None:
+        log_event(hc, inp, started, skipped=refused)
         return ""
     sessions = hc.sessions
     if extraction_running(sessions, inp.session_id):
@@ -143,6 +146,16 @@ def stop(inp: HookInput, hc: HookContext) -> str:
     _spawn_worker(hc, inp.session_id, transcript)
     log_event(hc, inp, started, extraction=f"started ({mode})")
     return ""
+
+
+def _transcript(inp: HookInput, hc: HookContext) -> tuple[Path | None, str]:
+    """The transcript file to read, or None and why not (the rule: ``transcript_file``)."""
+    from memdir.adapters.claude_code.transcript_file import checked_transcript
+
+    try:
+        return checked_transcript(inp.transcript_path, hc.env), ""
+    except HookInputError as exc:
+        return None, str(exc)
 
 
 def _spawn_worker(hc: HookContext, session_id: str, transcript: Path) -> None:
@@ -178,9 +191,9 @@ def pre_compact(inp: HookInput, hc: HookContext) -> str:
 def _update_notes(inp: HookInput, hc: HookContext) -> str:
     if hc.settings.claude_mode:
         return "left to the host (its session memory owns that file in --claude mode)"
-    transcript = Path(inp.transcript_path) if inp.transcript_path else None
-    if transcript is None or not transcript.is_file():
-        return f"no transcript at {inp.transcript_path}"
+    transcript, refused = _transcript(inp, hc)
+    if transcript is None:
+        return refused
     from memdir.session import update_notes_from_transcript
 
     outcome = update_notes_from_transcript(transcript, hc.paths.session_memory_path(inp.session_id))
@@ -197,8 +210,8 @@ def session_end(inp: HookInput, hc: HookContext) -> str:
     done: dict[str, Any] = {"reason": inp.reason}
     sessions = hc.sessions
     done["drained"] = wait_idle(sessions, inp.session_id, DRAIN_SECONDS)
-    transcript = Path(inp.transcript_path) if inp.transcript_path else None
-    if done["drained"] and hc.extraction and transcript is not None and transcript.is_file():
+    transcript, _refused = _transcript(inp, hc)
+    if done["drained"] and hc.extraction and transcript is not None:
         report = run_extraction(hc, inp.session_id, transcript)
         done["final_extraction_runs"] = report.runs
     done["team_push"] = _team_push(hc)
