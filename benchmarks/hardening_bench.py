@@ -7,7 +7,11 @@ Each table compares against a baseline measured in the same run:
    baseline cannot parse the alias bomb at all: it expands 10^10 nodes);
 2. a cold scan of N memories with and without 200 hostile files (links out of the dir, alias
    bombs, binaries, colon descriptions);
-3. a store write (create + MEMORY.md line, fsynced) with and without the crash-intent marker.
+3. a store write (create + MEMORY.md line, fsynced) with and without the crash-intent marker;
+4. a store write in a dir of N memories with and without the stale-temp sweep that now runs on
+   every locked write (issue #22.9);
+5. a recall index build over a dir holding one huge memory and one 5 MB single line, with the
+   bounded read (issue #18.9) and with the whole file read as before.
 """
 
 from __future__ import annotations
@@ -24,6 +28,9 @@ import yaml
 from benchmarks.common import machine, memory_text, percentile, table
 
 from memdir import frontmatter, recovery
+from memdir.recall import memory_text as recall_text
+from memdir.recall.embed import HashingEmbedder
+from memdir.recall.search_index import SearchIndex
 from memdir.scan import scan_headers
 from memdir.store import MemoryStore
 
@@ -138,15 +145,71 @@ def write_table(writes: int) -> str:
     return table(rows, ["store.create, fsynced", "median (ms)", "p95 (ms)"])
 
 
+def sweep_table(n: int, writes: int) -> str:
+    """Writes alternate between two dirs of ``n`` memories, one with the sweep switched off."""
+    real = recovery.remove_stale_temp_files
+    labels = ("without the sweep (before)", "with the stale-temp sweep")
+    times: dict[str, list[float]] = {label: [] for label in labels}
+    with tempfile.TemporaryDirectory() as tmp:
+        stores = {}
+        for i, label in enumerate(labels):
+            build(Path(tmp) / str(i), n, hostile=False)
+            stores[label] = MemoryStore(Path(tmp) / str(i))
+        for i in range(writes):
+            for label, store in stores.items():
+                sweep = real if "with the" in label else (lambda root, **kw: [])
+                recovery.remove_stale_temp_files = sweep  # type: ignore[assignment]
+                started = time.perf_counter()
+                store.create(f"note {i % 50}", f"write {i}", "user", "body\n", overwrite=True)
+                times[label].append(time.perf_counter() - started)
+    recovery.remove_stale_temp_files = real
+    rows = [
+        [label, statistics.median(t) * 1000, percentile(t, 95) * 1000] for label, t in times.items()
+    ]
+    return table(rows, [f"store.create in {n:,} memories", "median (ms)", "p95 (ms)"])
+
+
+def recall_read_table(huge_mb: int) -> str:
+    """One index build each way over the same hostile dir (hashing embedder: no model cost)."""
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "memory"
+        build(root, 200, hostile=False)
+        words = "roadmap hiring budget deploy " * (huge_mb * 1024 * 1024 // 29)
+        (root / "huge.md").write_text(memory_text("huge", "a huge memory", words))
+        (root / "line.md").write_text(memory_text("line", "one line", "y" * 5_000_000))
+        bounded = recall_text.RECALL_READ_BYTES
+        for label, limit in (("whole file (before)", -1), ("bounded prefix", bounded)):
+            recall_text.RECALL_READ_BYTES = limit
+            index = SearchIndex(root, Path(tmp) / label, HashingEmbedder())
+            started = time.perf_counter()
+            index.refresh()
+            seconds = time.perf_counter() - started
+            passages = sum(d.passages for d in index.docs)
+            rows.append([label, seconds, passages, len(index.docs)])
+        recall_text.RECALL_READ_BYTES = bounded
+    return table(
+        rows,
+        [f"index build, 200 memories + {huge_mb} MB + 5 MB line", "seconds", "passages", "docs"],
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--memories", type=int, default=2000)
     parser.add_argument("--writes", type=int, default=300)
+    parser.add_argument("--huge-mb", type=int, default=20)
+    parser.add_argument("--only", choices=["sweep", "recall"], help="run just one new table")
     args = parser.parse_args()
     print(machine(), end="\n\n")
-    print(parse_table(), end="\n\n")
-    print(scan_table(args.memories), end="\n\n")
-    print(write_table(args.writes))
+    if args.only is None:
+        print(parse_table(), end="\n\n")
+        print(scan_table(args.memories), end="\n\n")
+        print(write_table(args.writes), end="\n\n")
+    if args.only in (None, "sweep"):
+        print(sweep_table(args.memories, args.writes // 3), end="\n\n")
+    if args.only in (None, "recall"):
+        print(recall_read_table(args.huge_mb))
 
 
 if __name__ == "__main__":

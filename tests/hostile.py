@@ -35,6 +35,7 @@ HOSTILE_NAMES: tuple[Hostile, ...] = (
     Hostile("nul\x00.md", "NUL byte"),
     Hostile("bad\udcff.md", "lone surrogate (non-UTF-8 argv)"),
     Hostile("x" * 253 + ".md", "256-byte name"),
+    Hostile("d/" * 2100 + "x.md", "a path longer than the OS allows (ENAMETOOLONG)"),
     Hostile("out/escape.md", "through a symlinked dir out of the root"),
     Hostile("passwd.md", "a symlink to a file outside"),
     Hostile(".memdir.lock", "the lock file"),

@@ -196,3 +196,19 @@ def test_marker_stays_when_the_immediate_repair_fails_too(tmp_path: Path) -> Non
     with pytest.raises(RuntimeError), intent.covering(["a.md"], broken):
         raise RuntimeError("boom")
     assert intent.pending() == ["a.md"]
+
+
+def test_a_stale_temp_without_a_crash_marker_is_removed_by_the_next_locked_write(
+    store: MemoryStore,
+) -> None:
+    """Issue #22.9: doctor says "removed on the next locked write"; that must hold even when the
+    writer that left the temp left no write intent (a killed index rewrite, another tool)."""
+    from memdir.repair import crash_leftovers
+
+    store.create("First", "a memory", "user", "x")
+    stale = store.root / f".a.md.{_dead_pid()}-deadbeef.tmp"
+    stale.write_text("half a file")
+    assert [p.kind for p in crash_leftovers(store)] == ["stale-temp"]
+    store.create("Next", "any later write", "user", "x")
+    assert not stale.exists()
+    assert crash_leftovers(store) == []

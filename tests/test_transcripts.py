@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import re
 import stat
 import uuid
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memdir.errors import MemoryNotFoundError
+from memdir.errors import MemoryNotFoundError, UnreadableFileError
 from memdir.transcripts import (
     Transcript,
     append_entries,
@@ -24,6 +25,7 @@ from memdir.transcripts import (
     timestamp,
     tool_use_block,
 )
+from tests.fifo import returns_promptly
 
 SID = "0f8e6a52-1c1d-4a7e-9a43-3c0d2b6f9e11"
 
@@ -208,16 +210,63 @@ def test_entries_are_compact_single_lines(tmp_path: Path) -> None:
 @settings(max_examples=50, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(texts=st.lists(st.text() | st.text(st.characters(categories=["Cs", "Ll"])), min_size=1))
 def test_any_text_roundtrips(tmp_path: Path, texts: list[str]) -> None:
-    # Includes lone surrogates (Cs), which cannot be encoded as UTF-8 and must be escaped.
+    # Includes lone surrogates (Cs), which cannot be encoded as UTF-8: written as escapes, read
+    # back as U+FFFD (issue #22.2: left in, they broke every later UTF-8 encode).
     path = tmp_path / f"{uuid.uuid4()}.jsonl"
     t = Transcript(path, SID, "/w")
     written = [t.user(text) for text in texts]
     read = read_transcript(path)
     assert read.issues == []
     # JSON has no way to tell a surrogate *pair* from the character it encodes: pairs come back
-    # joined, lone surrogates come back as they were.
+    # joined, lone surrogates come back as U+FFFD.
     joined = [
-        t.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass") for t in texts
+        re.sub(
+            "[\ud800-\udfff]",
+            "\ufffd",
+            t.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass"),
+        )
+        for t in texts
     ]
     assert [e["message"]["content"] for e in read.entries] == joined
     assert [e["uuid"] for e in read.entries] == [e["uuid"] for e in written]
+
+
+def test_a_deeply_nested_line_is_skipped_and_reported_like_a_torn_one(tmp_path: Path) -> None:
+    """Issue #21.2 / #22.1: one 200,000-deep line must not cost the rest of the transcript."""
+    path = tmp_path / "t.jsonl"
+    deep_array = b"[" * 200_000 + b"]" * 200_000
+    deep_object = b'{"x":' * 100_000 + b"1" + b"}" * 100_000
+    path.write_bytes(
+        b'{"type":"user","uuid":"a"}\n'
+        + deep_array
+        + b"\n"
+        + deep_object
+        + b'\n{"type":"user","uuid":"b"}\n'
+    )
+    read = read_transcript(path)
+    assert [e["uuid"] for e in read.entries] == ["a", "b"]
+    assert [i.line for i in read.issues] == [2, 3]
+    assert all("nested too deeply" in i.reason for i in read.issues)
+
+
+def test_a_fifo_or_device_is_refused_without_blocking(tmp_path: Path) -> None:
+    """Issue #22.3: a FIFO at the transcript path is refused at once, never waited on."""
+    fifo = tmp_path / "f.jsonl"
+    os.mkfifo(fifo)
+    with pytest.raises(UnreadableFileError, match="not a regular file"):
+        returns_promptly(lambda: read_transcript(fifo), [fifo])
+    with pytest.raises(UnreadableFileError, match="not a regular file"):
+        read_transcript(Path("/dev/zero"))  # would otherwise read 50 MB of zeros
+
+
+def test_a_lone_surrogate_escape_is_read_as_the_replacement_character(tmp_path: Path) -> None:
+    """Issue #22.2: ``"\\ud800"`` is valid JSON but no valid text; every later encode would fail."""
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(
+        b'{"type":"user","uuid":"a","message":{"content":[{"text":"x\\ud800y \\ud83d\\ude00"}]},'
+        b'"k\\udfff":1}\n'
+    )
+    (entry,) = read_transcript(path).entries
+    assert entry["message"]["content"][0]["text"] == "x\ufffdy \U0001f600"  # a valid pair stays
+    assert "k\ufffd" in entry
+    json.dumps(entry, ensure_ascii=False).encode("utf-8")

@@ -33,8 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memdir.errors import ConfigError
+from memdir.errors import ConfigError, NotRegularFileError
 from memdir.paths import find_git_root, validate_memory_path
+from memdir.pathsafe import read_regular
 
 TRUTHY = frozenset({"1", "true", "yes", "on"})
 FALSY = frozenset({"0", "false", "no", "off"})
@@ -133,11 +134,13 @@ def _dir_from_env(env: Mapping[str, str], name: str, home: Path) -> Path | None:
 
 def _read_settings_file(level: str, path: Path) -> _Layer | None:
     try:
-        text = path.read_text("utf-8")
+        text = read_regular(path).decode("utf-8")  # a FIFO here would hang every command
     except (FileNotFoundError, NotADirectoryError):
         return None
     except UnicodeDecodeError:
         raise ConfigError(f"settings file {path} is not UTF-8 text") from None
+    except NotRegularFileError as exc:
+        raise ConfigError(f"settings file {exc}") from None
     except OSError as exc:
         raise ConfigError(f"cannot read settings file {path}: {exc.strerror}") from None
     if not text.strip():
@@ -149,6 +152,8 @@ def _read_settings_file(level: str, path: Path) -> _Layer | None:
             f"settings file {path} is not valid JSON (line {exc.lineno}, column {exc.colno}): "
             f"{exc.msg}"
         ) from None
+    except RecursionError:  # the decoder's depth bound
+        raise ConfigError(f"settings file {path} is nested too deeply to read") from None
     if not isinstance(data, dict):
         raise ConfigError(
             f"settings file {path} must hold a JSON object, not {type(data).__name__}"

@@ -12,6 +12,7 @@ Callers catch by class, never by message text::
      ├── MemoryNotFoundError      the memory (or file) does not exist
      ├── MemoryExistsError        create/rename onto a file that already exists
      ├── UnreadableFileError      not UTF-8 text, or larger than the read cap
+     │    └── NotRegularFileError a FIFO, device or directory where a file is read (also OSError)
      ├── InvalidTextError         text to write is not valid Unicode (a lone surrogate)
      ├── ConflictError            expected-hash write, but the file changed underneath
      ├── EditError                exact-string edit: old text missing or not unique
@@ -38,6 +39,7 @@ The value of a secret is never put in any exception message.
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -88,6 +90,21 @@ class MemoryExistsError(MemdirError, FileExistsError):
 
 class UnreadableFileError(MemdirError):
     """A file is binary (not UTF-8) or larger than memdir will read."""
+
+
+class NotRegularFileError(UnreadableFileError, OSError):
+    """A FIFO, socket, device or directory where memdir reads a file: refused without blocking.
+
+    Also an ``OSError`` (like ``IsADirectoryError``), so a reader that treats I/O errors as
+    "unreadable, skip it" treats this the same way without a second except clause.
+    """
+
+    def __init__(self, path: Path | str, detail: str = "is not a regular file") -> None:
+        OSError.__init__(self, errno.EINVAL, detail, str(path))
+        self.message = f"{path} {detail}; refusing to read it"
+
+    def __str__(self) -> str:
+        return self.message
 
 
 class InvalidTextError(MemdirError, ValueError):
@@ -221,6 +238,7 @@ __all__ = [
     "MemoryExistsError",
     "MemoryNotFoundError",
     "MissingExtraError",
+    "NotRegularFileError",
     "PathTraversalError",
     "PrivateSecretError",
     "PromptTooLongError",

@@ -5,9 +5,10 @@ Invariant: :func:`resolve_inside` returns an absolute path that is lexically *an
 :class:`~memdir.errors.UnsafePathError`. Nothing is created or written here.
 
 Rejected: empty names, NUL bytes, lone surrogates (non-UTF-8 bytes from a command line),
-segments over 255 bytes, absolute paths, backslashes, ``..`` segments, URL-encoded
-or full-width (NFKC) spellings of separators/dots, symlinks anywhere along the path that lead
-outside the root, dangling symlinks, symlink loops. Unexpected OS errors fail closed.
+segments over 255 bytes, whole paths of 4,096 bytes or more (the OS's ENAMETOOLONG), absolute
+paths, backslashes, ``..`` segments, URL-encoded or full-width (NFKC) spellings of
+separators/dots, symlinks anywhere along the path that lead outside the root, dangling symlinks,
+symlink loops. Unexpected OS errors fail closed.
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ import unicodedata
 import urllib.parse
 from pathlib import Path, PurePosixPath
 
-from memdir.errors import UnreadableFileError, UnsafePathError
+from memdir.errors import NotRegularFileError, UnsafePathError
 
 NAME_MAX = 255  # bytes in one path segment, the limit of every filesystem memdir targets
+PATH_MAX = 4096  # bytes in a whole path (Linux; macOS allows 1024 and fails later, still cleanly)
 
 
 def check_relative(rel: str, *, error: type[UnsafePathError] = UnsafePathError) -> str:
@@ -37,6 +39,8 @@ def check_relative(rel: str, *, error: type[UnsafePathError] = UnsafePathError) 
     for part in encoded.split(b"/"):
         if len(part) > NAME_MAX:
             raise error(f"name too long: {len(part)} bytes in one path segment (limit {NAME_MAX})")
+    if len(encoded) >= PATH_MAX:
+        raise error(f"path too long: {len(encoded)} bytes (limit {PATH_MAX})")
     try:
         decoded = urllib.parse.unquote(rel, errors="strict")
     except UnicodeDecodeError:
@@ -102,6 +106,9 @@ def resolve_inside(root: Path, rel: str, *, error: type[UnsafePathError] = Unsaf
     clean = check_relative(rel, error=error)
     root_abs = Path(os.path.abspath(root))
     target = root_abs / clean
+    size = len(os.fsencode(target))
+    if size >= PATH_MAX:  # the OS would refuse it with a raw ENAMETOOLONG further down
+        raise error(f"path too long: {size} bytes under {root} (limit {PATH_MAX})")
     if not is_within(root_abs, Path(os.path.normpath(target))):
         raise error(f"path {rel!r} escapes {root}")
     real_root = realpath_deepest_existing(root_abs, error=error)
@@ -140,9 +147,9 @@ def open_regular(path: Path | str, *, follow_symlinks: bool = True) -> int:
 
     A FIFO, socket or device at a path memdir reads (MEMORY.md, a transcript, a settings file)
     would block ``open``/``read`` until the host's timeout; ``O_NONBLOCK`` makes the open return
-    at once and the ``fstat`` check refuses it. Raises :class:`UnreadableFileError` for a
-    non-regular file (and for a symlink when ``follow_symlinks`` is false), ``OSError`` when the
-    path cannot be opened at all.
+    at once and the ``fstat`` check refuses it. Raises :class:`NotRegularFileError` (an
+    :class:`UnreadableFileError` and an ``OSError``) for a non-regular file (and for a symlink
+    when ``follow_symlinks`` is false), ``OSError`` when the path cannot be opened at all.
     """
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
     if not follow_symlinks:
@@ -151,15 +158,24 @@ def open_regular(path: Path | str, *, follow_symlinks: bool = True) -> int:
         fd = os.open(path, flags)
     except OSError as exc:
         if not follow_symlinks and exc.errno == errno.ELOOP:
-            raise UnreadableFileError(f"{path} is a symlink; refusing to follow it") from None
+            raise NotRegularFileError(path, "is a symlink") from None
         raise
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise UnreadableFileError(f"{path} is not a regular file; refusing to read it")
+            raise NotRegularFileError(path)
     except BaseException:
         os.close(fd)
         raise
     return fd
+
+
+def read_regular(
+    path: Path | str, *, limit: int | None = None, follow_symlinks: bool = True
+) -> bytes:
+    """The bytes of the regular file at ``path`` (at most ``limit``), never blocking: what every
+    reader of a path memdir did not create uses. Errors as :func:`open_regular`."""
+    with open(open_regular(path, follow_symlinks=follow_symlinks), "rb") as fh:
+        return fh.read() if limit is None else fh.read(limit)
 
 
 def relative_to_root(root: Path, path: Path | str) -> str:

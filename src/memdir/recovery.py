@@ -8,8 +8,8 @@ The Markdown files are the truth; MEMORY.md and temp files are what a crash can 
 - **Repair on the next locked write.** :class:`StoreLock` (what ``MemoryStore.lock()`` returns)
   checks for the marker each time it takes the lock from outside: if one is there, the writer
   that left it is gone (we hold the lock it held), so each path it named gets its index line
-  re-derived from the file (added or updated if the file exists, removed if not), and stale temp
-  files are swept. A crash therefore needs no manual step.
+  re-derived from the file (added or updated if the file exists, removed if not). Stale temp
+  files are swept each time, marker or not. A crash therefore needs no manual step.
 - **Stale temp files** are ``.<name>.<pid>-<random>.tmp`` names from :mod:`memdir.atomic`. One is
   removed only when its writer cannot still be running: its pid is not a live process on this
   machine (POSIX), or it is older than :data:`STALE_AFTER` seconds (any platform, and for temp
@@ -31,6 +31,7 @@ from pathlib import Path
 from types import TracebackType
 
 from memdir.atomic import FILE_MODE, FileLock, temp_writer_pid
+from memdir.pathsafe import read_regular
 
 DIRTY_NAME = ".memdir.dirty"
 STALE_AFTER = 3600.0  # seconds: far longer than any single atomic write takes
@@ -59,6 +60,8 @@ def stale_temp_files(
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [d for d in dirnames if not d.startswith(".")]  # .git and friends
         for name in filenames:
+            if not name.endswith(".tmp"):  # cheap first: this runs on every locked write
+                continue
             pid = temp_writer_pid(name)
             if pid is None:
                 continue
@@ -93,8 +96,8 @@ class WriteIntent:
     def pending(self) -> list[str] | None:
         """Paths a crashed writer left (``[]`` if the marker is unreadable); None: no marker."""
         try:
-            with open(self.path, "rb") as fh:
-                data = json.loads(fh.read(1_000_000).decode("utf-8"))
+            raw = read_regular(self.path, limit=1_000_000, follow_symlinks=False)
+            data = json.loads(raw.decode("utf-8"))
         except FileNotFoundError:
             return None
         except (OSError, ValueError):
@@ -162,9 +165,12 @@ class StoreLock:
         """Repair what a killed writer left (caller holds the lock); return the paths repaired."""
         intent = WriteIntent(self._root)
         pending = intent.pending()
+        if pending is not None:
+            self._repair(pending)
+        # Not only after a marked crash: a killed writer that marked nothing (an index rewrite,
+        # another tool) leaves temps too, and doctor promises the next locked write removes them.
+        remove_stale_temp_files(self._root)
         if pending is None:
             return []
-        self._repair(pending)
-        remove_stale_temp_files(self._root)
         intent.clear()
         return pending

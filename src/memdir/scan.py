@@ -31,7 +31,7 @@ from memdir.errors import UnsafePathError
 from memdir.frontmatter import parse_header_lines
 from memdir.index import ENTRYPOINT_NAME
 from memdir.model import MemoryHeader
-from memdir.pathsafe import is_within, open_inside
+from memdir.pathsafe import is_within, open_inside, open_regular
 from memdir.validity import VALIDITY_KEYS, validity_meta
 
 MAX_MEMORY_FILES = 200
@@ -118,7 +118,7 @@ def read_head(
     With ``root`` (a realpath), a file that resolves outside it raises UnsafePathError.
     """
     lines: list[str] = []
-    source = open_inside(root, path) if root is not None else os.open(path, os.O_RDONLY)
+    source = open_inside(root, path) if root is not None else open_regular(path)
     with open(source, "rb") as fh:
         for _ in range(max_lines):
             raw = fh.readline(_MAX_LINE_CHARS)

@@ -47,7 +47,7 @@ from memdir.errors import (
     UnsafePathError,
 )
 from memdir.model import Memory, MemoryHeader, MemoryType
-from memdir.pathsafe import check_relative, relative_to_root, resolve_inside
+from memdir.pathsafe import check_relative, read_regular, relative_to_root, resolve_inside
 from memdir.recovery import StoreLock, WriteIntent, remove_stale_temp_files
 from memdir.scan import HeaderCache, ScanResult, scan_headers
 from memdir.slug import slugify as slugify  # re-exported: callers import it from here
@@ -120,7 +120,7 @@ class MemoryStore:
             raise UnreadableFileError(
                 f"{path}: {size} bytes is larger than the {MAX_READ_BYTES}-byte read limit"
             )
-        return path.read_bytes()
+        return read_regular(path, limit=MAX_READ_BYTES)  # swapped for a FIFO since: refused
 
     def read_text(self, name: str | Path) -> str:
         data = self.read_bytes(name)
@@ -329,8 +329,9 @@ class MemoryStore:
         index.remove_file_entry(self.root, rel)
 
     def check_index(self) -> builtins.list[index.IndexReport]:
-        """Drift between each MEMORY.md and the files in its scope (nothing is changed)."""
-        return index.check_dir(self.root, [h.filename for h in self.scan().headers])
+        """Drift between each MEMORY.md and the current files in its scope (nothing is changed);
+        retired, superseded and expired memories are left out of the index on purpose."""
+        return index.check_dir(self.root, [h.filename for h in current_only(self.scan().headers)])
 
     def rebuild_index(self) -> builtins.list[str]:
         """Regenerate entry lines from frontmatter; keep hand-written non-entry lines."""

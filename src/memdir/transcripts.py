@@ -26,10 +26,14 @@ from typing import Any
 
 from memdir.atomic import FILE_MODE, ensure_dir, locked
 from memdir.errors import MemoryNotFoundError
+from memdir.pathsafe import open_regular
 
 MAX_READ_BYTES = 50 * 1024 * 1024
 TRANSCRIPT_SUFFIX = ".jsonl"
 _UUID_NAME = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")  # cheap test on the raw line
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 Entry = dict[str, Any]
 Content = str | Sequence[Mapping[str, Any]]
@@ -257,9 +261,13 @@ class TranscriptRead:
 
 
 def read_transcript(path: Path, *, max_bytes: int = MAX_READ_BYTES) -> TranscriptRead:
-    """Parse a transcript, skipping (and reporting) torn or corrupt lines."""
-    try:
-        with path.open("rb") as fh:
+    """Parse a transcript, skipping (and reporting) torn, corrupt or too deeply nested lines.
+
+    Raises :class:`MemoryNotFoundError` when there is no file and :class:`UnreadableFileError`
+    when the path is not a regular file (a FIFO would block, a device never ends).
+    """
+    try:  # a FIFO or device at the path is refused at once instead of blocking the reader
+        with open(open_regular(path), "rb") as fh:
             size = os.fstat(fh.fileno()).st_size
             truncated = size > max_bytes
             if truncated:
@@ -279,11 +287,36 @@ def read_transcript(path: Path, *, max_bytes: int = MAX_READ_BYTES) -> Transcrip
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             issues.append(TranscriptIssue(number, f"torn or corrupt line skipped ({exc})"))
             continue
+        except RecursionError:  # the decoder's own depth bound: a hostile line, not a crash
+            issues.append(TranscriptIssue(number, "line nested too deeply to parse; skipped"))
+            continue
         if not isinstance(value, dict):
             issues.append(TranscriptIssue(number, "line is not a JSON object; skipped"))
             continue
+        if _SURROGATE_ESCAPE.search(raw):
+            _replace_lone_surrogates(value)
         entries.append(value)
     return TranscriptRead(entries, issues, truncated)
+
+
+def _replace_lone_surrogates(entry: Entry) -> None:
+    """Replace lone surrogates (valid JSON escapes, invalid text) with U+FFFD, in place.
+
+    A broken client can write ``"\\ud800"``; left in, it fails every later UTF-8 encode (the notes
+    file, ``--json`` output, a provider request). Iterative: the decoder allows ~1,000 levels.
+    """
+    stack: list[dict[str, Any] | list[Any]] = [entry]
+    while stack:
+        node = stack.pop()
+        keys: Iterable[Any] = list(node) if isinstance(node, dict) else range(len(node))
+        for key in keys:
+            value = node[key]
+            if isinstance(value, str):
+                node[key] = _LONE_SURROGATE.sub("\ufffd", value)
+            elif isinstance(value, dict | list):
+                stack.append(value)
+            if isinstance(node, dict) and _LONE_SURROGATE.search(key):
+                node[_LONE_SURROGATE.sub("\ufffd", key)] = node.pop(key)
 
 
 def conversation(entries: Iterable[Entry]) -> list[Entry]:

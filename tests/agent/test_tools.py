@@ -188,3 +188,19 @@ async def test_grep_over_a_memory_dir_never_reads_through_a_link_out_of_it(
     tools = memory_tools(store)
     text, err = await call(tools, "Grep", pattern="CANARY", output_mode="content")
     assert not err and "inside" in text and "root:x" not in text
+
+
+def test_read_and_grep_never_block_on_a_fifo(tools: ToolBox, outside: Path) -> None:
+    """Issue #18.2: a FIFO in the project held the model's Read/Grep call until a writer came."""
+    import asyncio
+
+    from tests.fifo import returns_promptly
+
+    fifo = outside / "pipe.txt"
+    os.mkfifo(fifo)
+    read = returns_promptly(lambda: asyncio.run(call(tools, "Read", file_path=str(fifo))), [fifo])
+    assert read[1] and "not a regular file" in read[0]
+    grep = returns_promptly(
+        lambda: asyncio.run(call(tools, "Grep", pattern="alpha", path=str(outside))), [fifo]
+    )
+    assert not grep[1] and "notes.txt" in grep[0]

@@ -303,3 +303,26 @@ def test_progress_is_reported_while_embedding(dirs: tuple[Path, Path]) -> None:
     index.progress = lambda done, total: seen.append((done, total))
     index.refresh()
     assert seen and seen[-1] == (3, 3)
+
+
+def test_what_recall_reads_of_one_memory_is_bounded(dirs: tuple[Path, Path]) -> None:
+    """Issue #18.9: one 50 MB memory kept `reindex` busy for minutes at 780 MB; recall indexes a
+    bounded prefix of each file (the rest is still on disk, `doctor` names the file)."""
+    from memdir.recall.memory_text import RECALL_READ_BYTES
+    from memdir.recall.search_index import PASSAGE_WORDS
+
+    words = "kettle " + "roadmap hiring budget " * 400_000 + "zebrafish"  # ≈ 8.8 MB of words
+    write(dirs[0], "huge.md", "Huge", "a very long memory", words)
+    write(dirs[0], "line.md", "Line", "one long line", "start " + "y" * 5_000_000 + " zebrafish")
+    size = (dirs[0] / "huge.md").stat().st_size
+    text, _sha, read_size = read_memory_text(dirs[0] / "huge.md", "huge.md")
+    assert read_size == size > RECALL_READ_BYTES  # the real size, for change detection
+    assert len(text.body.encode()) <= RECALL_READ_BYTES
+    assert "kettle" in text.for_lexical() and "zebrafish" not in text.for_lexical()
+    index = make(dirs)
+    report = index.refresh()
+    assert sorted(report.added) == sorted([*MEMORIES, "huge.md", "line.md"])
+    row = index.row_of("huge.md")
+    assert row is not None and index.docs[row].size == size
+    assert index.docs[row].passages * PASSAGE_WORDS <= RECALL_READ_BYTES
+    assert index.refresh().embedded == 0  # unchanged: nothing is read or embedded again

@@ -65,3 +65,15 @@ def test_a_file_swapped_for_a_link_out_of_the_dir_is_not_surfaced(tmp_path: Path
     (root / "ok.md").symlink_to(inside)
     shown = surface(RelevantMemory(root / "ok.md", "ok.md", NOW))
     assert shown is not None and "kept" in shown.content
+
+
+def test_a_memory_swapped_for_a_fifo_is_not_surfaced(tmp_path: Path) -> None:
+    """Issue #18.2: surfacing runs on the prompt path; a FIFO must not hold it up."""
+    import os
+
+    from tests.fifo import returns_promptly
+
+    fifo = tmp_path / "m.md"
+    os.mkfifo(fifo)
+    for memory in (RelevantMemory(fifo, "m.md", NOW), RelevantMemory(fifo, "", NOW)):
+        assert returns_promptly(lambda m=memory: surface(m), [fifo]) is None

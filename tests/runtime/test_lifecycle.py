@@ -130,6 +130,20 @@ async def test_offline_extraction_saves_mid_session_and_next_session_sees_it(
     await second.end()
 
 
+async def test_private_secrets_refuse_holds_for_the_runtimes_background_extraction(
+    project: Project,
+) -> None:
+    """Issue #21.1: every writer, background workers included, goes through the same guard."""
+    token = "ghp_R8kq2ZfLw0Tn5YbV3cXa9PdM1sHj7UeG4oQi"
+    rt = project.runtime(env={"MEMDIR_PRIVATE_SECRETS": "refuse"})
+    await rt.start()
+    await turn(rt, [], f"Remember that my GitHub token is {token} for the bot.", "Not kept.")
+    await asyncio.wait_for(_until(lambda: rt.status()[1].state == "ok"), 5)
+    await rt.end()
+    texts = [p.read_text() for p in project.paths().memory_dir.rglob("*.md")]
+    assert not any(token in t for t in texts)
+
+
 async def _until(check) -> None:  # type: ignore[no-untyped-def]
     while not check():
         await asyncio.sleep(0.01)

@@ -20,7 +20,7 @@ from typing import TypeVar, cast
 from memdir.adapters.memory_commands import MemoryCommands
 from memdir.errors import MemdirError, MissingExtraError
 from memdir.store import MemoryStore
-from memdir.team.guard import collect_credential_notes, write_guards
+from memdir.team.guard import collect_credential_notes, guarded_store
 
 try:
     from anthropic.lib.tools import ToolError
@@ -39,16 +39,6 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     raise MissingExtraError("anthropic", "anthropic") from exc
 
 T = TypeVar("T")
-
-
-def guarded_store(root: Path, *, private_secrets: str = "warn") -> MemoryStore:
-    """A store for ``root`` with the credential guards installed: what a model should write to.
-
-    Credentials are refused in ``team/``; in private memory they are noted in the command's
-    result (``private_secrets="refuse"`` refuses them there too).
-    """
-    root = Path(root).expanduser()
-    return MemoryStore(root, guards=write_guards(root, private_secrets=private_secrets))
 
 
 def _as_tool_error(fn: Callable[[], T]) -> T:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from memdir.atomic import FileLock, atomic_write, content_hash, ensure_dir
 from memdir.errors import ConflictError, EditError, MemoryNotFoundError
-from memdir.pathsafe import resolve_inside
+from memdir.pathsafe import read_regular, resolve_inside
 
 LOCK_NAME = ".memdir.lock"
 
@@ -60,7 +60,7 @@ class FileRoot:
         with self._lock():
             self._check(path, expected_hash)
             try:
-                text = path.read_text(encoding="utf-8")
+                text = read_regular(path).decode("utf-8")
             except FileNotFoundError:
                 raise MemoryNotFoundError(f"no such file: {rel}") from None
             count = text.count(old)

@@ -26,7 +26,9 @@ from memdir.agent.toolset import (
     resolve_input_path,
     schema,
 )
+from memdir.errors import NotRegularFileError
 from memdir.llm.base import ToolSpec
+from memdir.pathsafe import open_regular, read_regular
 
 MAX_LINE_CHARS = 2000
 MAX_OUTPUT_CHARS = 30_000
@@ -46,8 +48,8 @@ def _cap(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
 
 
 def _is_binary(path: Path) -> bool:
-    with path.open("rb") as fh:
-        return b"\x00" in fh.read(8192)
+    """NUL in the first 8 KiB; a FIFO or device raises NotRegularFileError (never blocks)."""
+    return b"\x00" in read_regular(path, limit=8192)
 
 
 class ReadTool(ThreadedTool):
@@ -74,10 +76,13 @@ class ReadTool(ThreadedTool):
             return ToolResult(f"{path} is a directory; use Glob or Bash ls", is_error=True)
         if not path.exists():
             return ToolResult(f"File does not exist: {path}", is_error=True)
-        if _is_binary(path):
-            return ToolResult(f"{path} looks like a binary file; not shown", is_error=True)
+        try:
+            if _is_binary(path):
+                return ToolResult(f"{path} looks like a binary file; not shown", is_error=True)
+        except NotRegularFileError as exc:
+            return ToolResult(str(exc), is_error=True)
         lines: list[str] = []
-        with path.open(encoding="utf-8", errors="replace") as fh:
+        with open(open_regular(path), encoding="utf-8", errors="replace") as fh:
             window = islice(_bounded_lines(fh), offset - 1, offset - 1 + limit)
             for number, text in enumerate(window, offset):
                 lines.append(f"{number:>6}\t{text}")
@@ -187,7 +192,7 @@ def _unsearchable(path: Path) -> bool:
 
 def _grep_file(path: Path, regex: re.Pattern[str], mode: str) -> list[str]:
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = read_regular(path).decode("utf-8", errors="replace")
     except OSError:
         return []
     if mode == "files_with_matches":

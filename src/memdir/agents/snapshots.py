@@ -33,6 +33,7 @@ from typing import Literal
 from memdir.agents.scopes import AgentMemory
 from memdir.atomic import atomic_write, ensure_dir
 from memdir.errors import SecretFoundError
+from memdir.pathsafe import read_regular
 from memdir.store import MemoryStore
 from memdir.team.secrets import labels, scan_bytes
 
@@ -66,7 +67,7 @@ class SnapshotCopy:
 def _read_json_key(path: Path, key: str) -> tuple[str | None, str | None]:
     """(value, problem): the string at ``key`` in a small JSON object file."""
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path, limit=1_000_000)
     except FileNotFoundError:
         return None, None
     except OSError as exc:
@@ -137,7 +138,7 @@ def _copyable(path: Path) -> tuple[bytes | None, str | None]:
     if info.st_size > MAX_FILE_BYTES:
         return None, f"{info.st_size} bytes is over the {MAX_FILE_BYTES}-byte limit"
     try:
-        return path.read_bytes(), None
+        return read_regular(path, follow_symlinks=False), None
     except OSError as exc:
         return None, f"cannot read ({exc.strerror})"
 

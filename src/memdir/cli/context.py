@@ -49,11 +49,10 @@ class CliContext:
 
     def store(self) -> MemoryStore:
         """The store for the resolved memory dir, with the credential guards installed."""
-        from memdir.store import MemoryStore
-        from memdir.team.guard import write_guards
+        from memdir.team.guard import guarded_store
 
-        return MemoryStore(
+        return guarded_store(
             self.memory_dir,
-            guards=write_guards(self.memory_dir, private_secrets=self.settings.private_secrets),
+            private_secrets=self.settings.private_secrets,
             header_cache=self.paths.cache_dir / "headers.json",
         )

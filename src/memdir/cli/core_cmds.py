@@ -285,8 +285,6 @@ def cmd_doctor(ctx: CliContext) -> int:
     for r in _report_dicts(ctx):
         for key in ("dead_links", "unindexed", "duplicates"):
             for item in r[key]:
-                if key == "unindexed" and _in_scope(r["index"], str(item)) in inactive:
-                    continue  # retired memories are left out of the index on purpose
                 problems.append({"kind": f"index-{key}", "path": r["index"], "detail": str(item)})
         if r["over_limit"]:
             problems.append(
@@ -301,6 +299,7 @@ def cmd_doctor(ctx: CliContext) -> int:
         "index_lines": loaded.line_count if index_text else 0,
         "problems": problems,
         "inactive": [{"path": k, "status": v[0], "reason": v[1]} for k, v in inactive.items()],
+        "partly_indexed": (partial := _partly_indexed(result.headers)),
     }
     if ctx.args.fix is not None:
         summary["fixed"] = fixed
@@ -308,6 +307,11 @@ def cmd_doctor(ctx: CliContext) -> int:
     text += [f"{'fixed' if f['ok'] else 'not fixed':22} {f['path']}  {f['action']}" for f in fixed]
     text += [f"{p['kind']:22} {p['path']}  {p['detail']}".rstrip() for p in problems]
     text += [f"{status:22} {path}  {why}" for path, (status, why) in inactive.items()]
+    text += [
+        f"{'partly indexed':22} {p['path']}  recall searches its first {p['indexed_bytes']:,} "
+        f"of {p['bytes']:,} bytes"
+        for p in partial
+    ]
     text.append("no problems found" if not problems else f"{len(problems)} problem(s)")
     ctx.out.data(summary, "\n".join(text))
     return 1 if problems else 0
@@ -327,8 +331,19 @@ def _inactive(headers: list[Any]) -> dict[str, tuple[str, str]]:
     return out
 
 
-def _in_scope(index_rel: str, link: str) -> str:
-    return link if index_rel == "MEMORY.md" else index_rel.rsplit("/", 1)[0] + "/" + link
+def _partly_indexed(headers: list[Any]) -> list[dict[str, Any]]:
+    """Memories longer than recall reads (a note, not a problem: the file is kept whole)."""
+    from memdir.recall.memory_text import RECALL_READ_BYTES
+
+    out = []
+    for h in headers:
+        try:
+            size = h.path.stat().st_size
+        except OSError:
+            continue
+        if size > RECALL_READ_BYTES:
+            out.append({"path": h.filename, "bytes": size, "indexed_bytes": RECALL_READ_BYTES})
+    return out
 
 
 def _secret_problems(ctx: CliContext) -> list[dict[str, str]]:

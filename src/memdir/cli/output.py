@@ -21,10 +21,10 @@ class Output:
     def data(self, payload: Any, text: str | None = None) -> None:
         """Emit a result: ``payload`` as JSON in JSON mode, else ``text`` (or a rendering)."""
         if self.json_mode:
-            self.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False, default=str))
+            self.stdout.write(to_json(payload))
             self.stdout.write("\n")
         else:
-            self.stdout.write(text if text is not None else _render(payload))
+            self.stdout.write(printable(text if text is not None else _render(payload)))
             if not (text or "").endswith("\n"):
                 self.stdout.write("\n")
 
@@ -33,6 +33,26 @@ class Output:
 
     def warn(self, message: str) -> None:
         self.stderr.write(f"memdir: warning: {message}\n")
+
+
+def to_json(payload: Any) -> str:
+    """JSON text that any UTF-8 stream can take: a lone surrogate in the data (valid in a Python
+    str, not in UTF-8) is written as its ``\\udxxx`` escape instead of failing the whole output."""
+    text = json.dumps(payload, indent=2, ensure_ascii=False, default=str)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(payload, indent=2, ensure_ascii=True, default=str)
+    return text
+
+
+def printable(text: str) -> str:
+    """``text`` with any lone surrogate shown as a ``\\udxxx`` escape (never an encode error)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 def cols(text: str) -> int:
@@ -66,4 +86,4 @@ def _render(payload: Any) -> str:
         return "\n".join(f"{k}: {v}" for k, v in payload.items())
     if isinstance(payload, list) and payload and isinstance(payload[0], Mapping):
         return table(payload, list(payload[0].keys()))
-    return json.dumps(payload, indent=2, ensure_ascii=False, default=str)
+    return to_json(payload)

@@ -15,8 +15,8 @@ from typing import Any
 
 from memdir.cli.context import CliContext
 from memdir.cli.output import table
-from memdir.errors import MemdirError, MemoryNotFoundError
-from memdir.pathsafe import is_within
+from memdir.errors import MemdirError, MemoryNotFoundError, NotRegularFileError
+from memdir.pathsafe import is_within, read_regular
 from memdir.team.secrets import redact, scan, scan_file
 
 
@@ -91,9 +91,11 @@ def cmd_scan(ctx: CliContext) -> int:
 def cmd_redact(ctx: CliContext) -> int:
     path: Path = ctx.args.file if ctx.args.file.is_absolute() else ctx.cwd / ctx.args.file
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path)
     except FileNotFoundError:
         raise MemoryNotFoundError(f"no such file: {path}") from None
+    except NotRegularFileError:
+        raise
     except OSError as exc:
         raise MemdirError(f"cannot read {path}: {exc.strerror}") from None
     text = raw.decode("utf-8", errors="replace")

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from memdir.atomic import FileLock, atomic_write, ensure_dir
 from memdir.errors import LockHeldError
+from memdir.pathsafe import read_regular
 
 LOCK_NAME = ".consolidate-lock"
 GUARD_NAME = ".memdir.lock"  # the store's lock: short critical sections, already in the dir
@@ -105,7 +106,7 @@ class ConsolidationLock:
     def state(self) -> LockState:
         try:
             mtime = self.path.stat().st_mtime
-            body = self.path.read_text("utf-8", errors="replace")
+            body = read_regular(self.path, limit=4096).decode("utf-8", errors="replace")
         except (FileNotFoundError, NotADirectoryError):
             return LockState(False, 0.0, None, False)
         pid = _parse_pid(body)
@@ -182,7 +183,7 @@ class ConsolidationLock:
         if path is None:
             return None
         try:
-            data = json.loads(path.read_text("utf-8"))
+            data = json.loads(read_regular(path, limit=65536).decode("utf-8"))
             return int(data["pid"]), float(data["prior_mtime"])
         except FileNotFoundError:
             return None

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from memdir.atomic import FILE_MODE, FileLock, atomic_write, ensure_dir, fsync_dir
 from memdir.errors import DreamError
+from memdir.pathsafe import read_regular
 from memdir.store import LOCK_NAME
 
 LOGS_DIR = "logs"
@@ -102,7 +103,7 @@ def log_files(root: Path) -> list[tuple[str, dt.date]]:
 
 def bullets(root: Path, rel: str, day: dt.date) -> list[Bullet]:
     try:
-        text = (root / rel).read_text("utf-8", errors="replace")
+        text = read_regular(root / rel).decode("utf-8", errors="replace")
     except OSError:
         return []
     out = []

@@ -95,6 +95,10 @@ class OfflineDreamer:
         # model. Under the lock the plan is re-checked against the files and redone if any moved.
         plan, found, pending = self.plan()
         if plan.empty and not pending:
+            # Nothing to change, but taking the store lock sweeps crash leftovers (stale temps),
+            # which doctor says "the next locked write" removes.
+            with self.store.lock():
+                pass
             return DreamReport("offline", details={"plan": plan.summary()})
         with self.store.lock():
             if not _still_valid(plan, self.store):

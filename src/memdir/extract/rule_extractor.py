@@ -17,18 +17,21 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import logging
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from memdir.errors import MemdirError
+from memdir.errors import MemdirError, SecretFoundError
 from memdir.extract.base import ExtractionResult, unique_written
 from memdir.extract.rules import Candidate, candidates
 from memdir.extract.session_rules import session_candidates
 from memdir.llm.base import Message
 from memdir.model import Memory, MemoryType
 from memdir.store import MemoryStore, slugify
+
+log = logging.getLogger(__name__)
 
 DUPLICATE_OVERLAP = 0.85  # this similar: already known, no write
 UPDATE_OVERLAP = 0.5  # this similar (same type): the new statement replaces the old
@@ -97,7 +100,11 @@ class RuleExtractor:
                 if candidate.kind == "forget":
                     removed.extend(self._forget(candidate.statement, known))
                 else:
-                    path = self._save(candidate, known)
+                    try:
+                        path = self._save(candidate, known)
+                    except SecretFoundError as exc:  # a guard said no: skip it, save the rest
+                        log.warning("not saved: %s", exc)  # labels only, never the value
+                        continue
                     if path is not None:
                         written.append(path)
         written = [p for p in unique_written(written) if p.exists()]

@@ -1,17 +1,25 @@
-"""The text recall searches in a memory file: name, description and body, and its passages."""
+"""The text recall searches in a memory file: name, description and body, and its passages.
+
+Bounded: recall reads at most :data:`RECALL_READ_BYTES` of a memory (the scan reads 30 lines, a
+surfaced memory is capped at 4 KB), so one huge file cannot stall an index build or the prompt
+path; ``memdir doctor`` lists the files recall reads only in part. FIFOs and devices are refused
+without blocking.
+"""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from memdir.atomic import content_hash
 from memdir.errors import FrontmatterError
 from memdir.frontmatter import parse
-from memdir.pathsafe import open_inside
+from memdir.pathsafe import open_inside, open_regular
 
 # ≈ 200 word pieces: one slice plus the memory's title fits MiniLM's 256-piece window.
 PASSAGE_WORDS = 150
+RECALL_READ_BYTES = 64 * 1024  # ≈ 10,000 words: far more than any memory worth recalling
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,16 +53,17 @@ class MemoryText:
 def read_memory_text(
     path: Path, rel: str, *, real_root: Path | None = None
 ) -> tuple[MemoryText, str, int]:
-    """(text parts, content hash, size) of a memory file; bad frontmatter is searched as body.
+    """(text parts, hash of what was read, file size) of a memory's first ``RECALL_READ_BYTES``;
+    bad frontmatter is searched as body.
 
     With ``real_root`` (a realpath) a file that resolves outside it raises UnsafePathError
-    instead of being read: the same check every other reader of memory files makes.
+    instead of being read: the same check every other reader of memory files makes. The hash
+    covers the prefix read (what the index holds); the size is the file's, for change checks.
     """
-    if real_root is None:
-        raw = path.read_bytes()
-    else:
-        with open(open_inside(real_root, path), "rb") as fh:
-            raw = fh.read()
+    fd = open_regular(path) if real_root is None else open_inside(real_root, path)
+    with open(fd, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        raw = fh.read(RECALL_READ_BYTES)
     text = raw.decode("utf-8", errors="replace")
     try:
         parsed = parse(text, source=rel)
@@ -70,8 +79,8 @@ def read_memory_text(
             body=body,
         ),
         content_hash(raw),
-        len(raw),
+        size,
     )
 
 
-__all__ = ["PASSAGE_WORDS", "MemoryText", "read_memory_text"]
+__all__ = ["PASSAGE_WORDS", "RECALL_READ_BYTES", "MemoryText", "read_memory_text"]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from memdir.age import attachment_header
 from memdir.errors import UnsafePathError
-from memdir.pathsafe import open_inside
+from memdir.pathsafe import open_inside, open_regular
 
 MAX_ATTACHMENT_LINES = 200
 MAX_ATTACHMENT_BYTES = 4_096
@@ -79,11 +79,12 @@ def _read_prefix(path: Path, filename: str) -> str:
     # The memory dir is the path minus its relative name: a file swapped for a link out of it
     # after it was indexed is refused here too (UnsafePathError), like every other reader.
     full = str(path)
-    fd: int | None = None
     if filename and full.endswith(filename):
         root = os.path.realpath(full[: len(full) - len(filename)] or ".")
         fd = open_inside(Path(root), path)
-    with open(fd if fd is not None else path, "rb") as fh:
+    else:  # no root to check against; still never wait on a FIFO put in the memory's place
+        fd = open_regular(path)
+    with open(fd, "rb") as fh:
         data = fh.read(MAX_ATTACHMENT_BYTES * 2)
     return data.decode("utf-8", errors="replace")
 

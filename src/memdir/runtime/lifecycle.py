@@ -52,7 +52,7 @@ from memdir.runtime.options import EndReport, RuntimeOptions, StartReport
 from memdir.runtime.recall_step import MemoRecallSession
 from memdir.runtime.steps import DreamStep, TeamStep
 from memdir.runtime.tasks import TaskBoard, TaskStatus, retrieve_exception
-from memdir.store import MemoryStore
+from memdir.team.guard import guarded_store
 from memdir.transcripts import Transcript
 
 if TYPE_CHECKING:
@@ -100,7 +100,9 @@ class MemoryRuntime:
             if agent is None
             else settings.memdir_home / "cache" / sanitize_path(str(agent.memory_dir))
         )
-        self.store = MemoryStore(self.memory_dir, header_cache=self.cache_dir / "headers.json")
+        self.store = guarded_store(  # the credential guards hold for background writers too
+            self.memory_dir, settings.private_secrets, self.cache_dir / "headers.json"
+        )
         self.system_prompt = ""
         self.recall_session: RecallSession = MemoRecallSession()
         self.board = TaskBoard()

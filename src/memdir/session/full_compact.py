@@ -22,6 +22,7 @@ from pathlib import Path
 
 from memdir.errors import CompactionError, PromptTooLongError, ProviderError
 from memdir.llm.base import CompletionRequest, Message, Provider, TextBlock
+from memdir.pathsafe import read_regular
 from memdir.session import facts
 from memdir.session.messages import ChatMessage, to_llm_messages
 from memdir.session.sm_compact import RESUME, Compaction
@@ -190,8 +191,7 @@ def reattach(paths: Sequence[str], *, per_file_tokens: int, total_tokens: int) -
         try:
             if not path.is_file() or path.is_symlink():
                 continue
-            with path.open("rb") as fh:
-                data = fh.read(per_file_tokens * 4 + 1)
+            data = read_regular(path, limit=per_file_tokens * 4 + 1)
         except OSError:
             continue
         if b"\x00" in data:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memdir.atomic import DIR_MODE, FILE_MODE, atomic_write, ensure_dir
+from memdir.pathsafe import read_regular
 from memdir.session.tokens import text_tokens
 
 log = logging.getLogger(__name__)
@@ -185,7 +186,7 @@ def load_template(config_dir: Path | None) -> str:
         return builtin_template()
     path = config_dir / "template.md"
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular(path).decode("utf-8")
     except FileNotFoundError:
         return builtin_template()
     except (OSError, UnicodeDecodeError) as exc:
@@ -234,7 +235,7 @@ def read_notes(path: Path) -> str | None:
     """The notes text, or None when there is no readable notes file (a directory, no permission:
     logged); bytes that are not UTF-8 are replaced, never fatal."""
     try:
-        return path.read_bytes().decode("utf-8", errors="replace")
+        return read_regular(path).decode("utf-8", errors="replace")
     except FileNotFoundError:
         return None
     except OSError as exc:

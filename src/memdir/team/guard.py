@@ -28,11 +28,14 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, ParamSpec
+from typing import TYPE_CHECKING, Any, ParamSpec
 
 from memdir import pathsafe
 from memdir.errors import PrivateSecretError, SecretFoundError, UnsafePathError
 from memdir.team.secrets import labels, scan
+
+if TYPE_CHECKING:
+    from memdir.store import MemoryStore
 
 WriteGuard = Callable[[str, str], None]
 DEFAULT_TEAM_PREFIX = "team/"
@@ -144,6 +147,26 @@ def write_guards(
     ]
 
 
+def guarded_store(
+    root: Path, private_secrets: str = "warn", header_cache: Path | None = None
+) -> MemoryStore:
+    """A store for ``root`` with :func:`write_guards` installed: how every writer opens a memory
+    dir (CLI, MCP, memory tool, hooks and their background workers, the runtime), so a setting
+    such as ``privateSecrets: refuse`` holds on every path a write can take.
+
+    Credentials are refused in ``team/``; in private memory they are noted in the command's
+    result (``private_secrets="refuse"`` refuses them there too).
+    """
+    from memdir.store import MemoryStore
+
+    root = Path(root).expanduser()
+    return MemoryStore(
+        root,
+        guards=write_guards(root, private_secrets=private_secrets),
+        header_cache=header_cache,
+    )
+
+
 @contextmanager
 def collect_credential_notes() -> Iterator[list[str]]:
     """Collect the private-credential warnings of the writes made inside the block.
@@ -177,6 +200,7 @@ __all__ = [
     "PRIVATE_SECRET_POLICIES",
     "check_team_write",
     "collect_credential_notes",
+    "guarded_store",
     "is_team_path",
     "private_credential_note",
     "private_secret_guard",

@@ -38,7 +38,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from memdir.errors import MemdirError, MemoryNotFoundError
+from memdir.errors import MemdirError, MemoryNotFoundError, NotRegularFileError
+from memdir.pathsafe import read_regular
 from memdir.team.placeholders import is_placeholder
 
 REDACTED = "[REDACTED]"
@@ -388,9 +389,11 @@ def scan_file(path: Path | str) -> list[Finding]:
     """:func:`scan` a file's bytes (any encoding that keeps ASCII as ASCII, binary included)."""
     p = Path(path)
     try:
-        data = p.read_bytes()
+        data = read_regular(p)  # a FIFO in a scanned tree is refused, never waited on
     except FileNotFoundError:
         raise MemoryNotFoundError(f"no such file: {p}") from None
+    except NotRegularFileError:
+        raise
     except OSError as exc:
         raise MemdirError(f"cannot read {p}: {exc.strerror}") from None
     return scan_bytes(data)

@@ -84,8 +84,7 @@ class FakeHost:
             capture_output=True,
             cwd=self.project,
             env=self.env,
-            timeout=120,
-            **kw,
+            **{"timeout": 120, **kw},
         )
         return HookRun(proc.returncode, proc.stdout.decode(), proc.stderr.decode())
 
@@ -220,7 +219,7 @@ class FakeSession:
         for line in self.transcript.path.read_bytes().splitlines():
             try:
                 entry = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):  # torn or hostile lines are not messages
                 continue
             if (
                 entry.get("type") in ("user", "assistant")

@@ -34,7 +34,8 @@ from typing import Any
 from memdir.adapters.claude_code import settings_merge as sm
 from memdir.adapters.claude_code.hookio import EVENTS
 from memdir.atomic import atomic_write, locked
-from memdir.errors import InstallError
+from memdir.errors import InstallError, UnreadableFileError
+from memdir.pathsafe import open_regular
 
 HOSTS = ("claude-code", "cursor", "claude-desktop")
 SERVER_NAME = "memdir"
@@ -129,12 +130,28 @@ class Locations:
 
 
 def _read(path: Path) -> str | None:
+    """A config file's text (None: no file). Refused, before anything is written: a FIFO or
+    device (reading it would block or never end) and a dangling symlink (writing through it
+    would create a file wherever it points)."""
     try:
-        return path.read_text("utf-8")
+        fd = open_regular(path)
     except FileNotFoundError:
+        if os.path.islink(path):
+            raise InstallError(
+                f"{path} is a dangling symlink (to {os.readlink(path)}); create its target "
+                "or remove the link, memdir will not replace it"
+            ) from None
         return None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InstallError(f"cannot read {path}: {exc}") from None
+    except UnreadableFileError as exc:
+        raise InstallError(str(exc)) from None
+    except OSError as exc:
+        raise InstallError(f"cannot read {path}: {exc.strerror or exc}") from None
+    with open(fd, "rb") as fh:
+        data = fh.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InstallError(f"cannot read {path}: not UTF-8 text") from None
 
 
 def _targets(
@@ -172,7 +189,7 @@ class InstallRecord:
         text = _read(self.path)
         try:
             value = json.loads(text) if text else {}
-        except ValueError:
+        except (ValueError, RecursionError):
             raise InstallError(f"{self.path} is corrupt; move it aside to continue") from None
         return value if isinstance(value, dict) else {}
 
@@ -241,7 +258,7 @@ def plan_uninstall(
 def _same(text: str, value: Any) -> bool:
     try:
         return bool(json.loads(text) == value)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
 
 
@@ -277,6 +294,12 @@ def _backup(path: Path, text: str, memdir_home: Path) -> Path:
 
 def _write(change: FileChange) -> None:
     path = change.path
+    if path.is_symlink():  # a user's link (dotfiles): write through to its target, keep the link
+        path = Path(os.path.realpath(path))
+        if not path.is_file():
+            raise InstallError(f"{change.path} links to {path}, which is not a regular file")
+        if change.after is None:
+            change = FileChange(change.path, change.before, "{}\n", change.added)
     if change.after is None:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()

@@ -14,9 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 from memdir.adapters.claude_code.handlers import HookContext, log_event, start_daemon
 from memdir.adapters.claude_code.hookio import HookInput, clip, context_output
+from memdir.errors import HookInputError
 
 if TYPE_CHECKING:
     from memdir.extract.base import Extractor
+    from memdir.store import MemoryStore
 
 SESSION_START_CHARS = 8_000
 DRAIN_SECONDS = 30.0
@@ -74,8 +76,10 @@ def _index_text(hc: HookContext, room: int) -> str:
 
 
 def _read(path: Path) -> str:
-    try:
-        return path.read_text("utf-8")
+    from memdir.pathsafe import read_regular
+
+    try:  # a FIFO at MEMORY.md must not hold the session start until the host's timeout
+        return read_regular(path).decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return ""
 
@@ -131,12 +135,12 @@ def stop(inp: HookInput, hc: HookContext) -> str:
 
     started = time.perf_counter()
     mode = hc.extraction
-    transcript = Path(inp.transcript_path) if inp.transcript_path else None
     if mode is None or inp.agent_id:
         log_event(hc, inp, started, skipped="extraction off" if mode is None else "sub-agent")
         return ""
-    if transcript is None or not transcript.is_file():
-        log_event(hc, inp, started, skipped=f"no transcript at {inp.transcript_path}")
+    transcript, refused = _transcript(inp, hc)
+    if transcript is None:
+        log_event(hc, inp, started, skipped=refused)
         return ""
     sessions = hc.sessions
     if extraction_running(sessions, inp.session_id):
@@ -147,6 +151,16 @@ def stop(inp: HookInput, hc: HookContext) -> str:
     _spawn_worker(hc, inp.session_id, transcript)
     log_event(hc, inp, started, extraction=f"started ({mode})")
     return ""
+
+
+def _transcript(inp: HookInput, hc: HookContext) -> tuple[Path | None, str]:
+    """The transcript file to read, or None and why not (the rule: ``transcript_file``)."""
+    from memdir.adapters.claude_code.transcript_file import checked_transcript
+
+    try:
+        return checked_transcript(inp.transcript_path, hc.env), ""
+    except HookInputError as exc:
+        return None, str(exc)
 
 
 def _spawn_worker(hc: HookContext, session_id: str, transcript: Path) -> None:
@@ -182,9 +196,9 @@ def pre_compact(inp: HookInput, hc: HookContext) -> str:
 def _update_notes(inp: HookInput, hc: HookContext) -> str:
     if hc.settings.claude_mode:
         return "left to the host (its session memory owns that file in --claude mode)"
-    transcript = Path(inp.transcript_path) if inp.transcript_path else None
-    if transcript is None or not transcript.is_file():
-        return f"no transcript at {inp.transcript_path}"
+    transcript, refused = _transcript(inp, hc)
+    if transcript is None:
+        return refused
     from memdir.session import update_notes_from_transcript
 
     outcome = update_notes_from_transcript(transcript, hc.paths.session_memory_path(inp.session_id))
@@ -201,8 +215,8 @@ def session_end(inp: HookInput, hc: HookContext) -> str:
     done: dict[str, Any] = {"reason": inp.reason}
     sessions = hc.sessions
     done["drained"] = wait_idle(sessions, inp.session_id, DRAIN_SECONDS)
-    transcript = Path(inp.transcript_path) if inp.transcript_path else None
-    if done["drained"] and hc.extraction and transcript is not None and transcript.is_file():
+    transcript, _refused = _transcript(inp, hc)
+    if done["drained"] and hc.extraction and transcript is not None:
         report = run_extraction(hc, inp.session_id, transcript)
         done["final_extraction_runs"] = report.runs
     done["team_push"] = _team_push(hc)
@@ -221,8 +235,6 @@ def _dream_gate(hc: HookContext, session_id: str) -> str:
     """
     from memdir.consolidate.factory import default_dreamer, dream_gate
     from memdir.consolidate.run import maybe_dream_sync
-    from memdir.store import MemoryStore
-    from memdir.team.guard import write_guards
 
     gate = dream_gate(hc.settings, hc.paths)
     if hc.settings.claude_mode:
@@ -232,12 +244,7 @@ def _dream_gate(hc: HookContext, session_id: str) -> str:
             if result.open
             else (f"gate closed ({result.reason})")
         )
-    memory_dir = hc.paths.memory_dir
-    store = MemoryStore(
-        memory_dir,
-        guards=write_guards(memory_dir, private_secrets=hc.settings.private_secrets),
-        header_cache=hc.cache_dir / "headers.json",
-    )
+    store = _store(hc)
     # maybe_dream checks the gate itself: a second check would trip the 10-minute scan throttle
     outcome = maybe_dream_sync(gate, default_dreamer(store, hc.paths), current_session=session_id)
     if outcome.gate is not None and not outcome.gate.open:
@@ -262,16 +269,20 @@ def run_extraction(hc: HookContext, session_id: str, transcript: Path) -> Any:
     )
 
 
-def default_extractor(hc: HookContext) -> Extractor:
-    from memdir.store import MemoryStore
-    from memdir.team.guard import team_secret_guard
+def _store(hc: HookContext) -> MemoryStore:
+    """The memory dir's store with every credential guard the settings ask for: the detached
+    extraction worker and the session-end dream write through exactly what the CLI does."""
+    from memdir.team.guard import guarded_store
 
-    memory_dir = hc.paths.memory_dir
-    store = MemoryStore(
-        memory_dir,
-        guards=[team_secret_guard(root=memory_dir)],
+    return guarded_store(
+        hc.paths.memory_dir,
+        private_secrets=hc.settings.private_secrets,
         header_cache=hc.cache_dir / "headers.json",
     )
+
+
+def default_extractor(hc: HookContext) -> Extractor:
+    store = _store(hc)
     if hc.extraction == "model" and hc.settings.model:
         from memdir.extract.agent import AgentExtractor
         from memdir.llm.factory import provider_from_spec

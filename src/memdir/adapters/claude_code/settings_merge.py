@@ -54,6 +54,11 @@ def parse(text: str | None, *, where: str) -> JSONObject:
             f"{where} is not valid JSON (line {exc.lineno}: {exc.msg}); fix it first, "
             "memdir will not rewrite a file it cannot read"
         ) from None
+    except RecursionError:  # the decoder's depth bound: no real settings file nests this deep
+        raise InstallError(
+            f"{where} is nested too deeply to read; fix it first, "
+            "memdir will not rewrite a file it cannot read"
+        ) from None
     if not isinstance(value, dict):
         raise InstallError(f"{where} must hold a JSON object, not {type(value).__name__}")
     return value
