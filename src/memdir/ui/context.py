@@ -1,0 +1,56 @@
+"""What the web app is given: resolved settings and paths, a store factory, the start token.
+
+Built once by the entry point (``memdir ui``); the app never reads the environment.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import hmac
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memdir.config import Settings
+from memdir.paths import ResolvedPaths
+from memdir.store import MemoryStore
+
+
+@dataclass
+class UiContext:
+    settings: Settings
+    paths: ResolvedPaths
+    make_store: Callable[[], MemoryStore]
+    token: str
+    read_only: bool = False
+    today: Callable[[], dt.date] = dt.date.today
+    _selector: Any = field(default=None, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def memory_dir(self) -> Path:
+        return self.paths.memory_dir
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.paths.cache_dir
+
+    @property
+    def csrf(self) -> str:
+        """The form token: derived from the start token, so it dies with the process."""
+        return hmac.new(self.token.encode(), b"csrf", hashlib.sha256).hexdigest()
+
+    def store(self) -> MemoryStore:
+        return self.make_store()
+
+    def selector(self) -> Any:
+        """The local recall selector, built once: its index stays warm between searches."""
+        with self._lock:
+            if self._selector is None:
+                from memdir.recall.factory import local_selector
+
+                self._selector = local_selector(self.memory_dir, self.cache_dir)
+            return self._selector
