@@ -26,7 +26,8 @@ from memdir.age import memory_age
 from memdir.ui.context import UiContext
 
 HERE = Path(__file__).resolve().parent
-_MD = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+# Images are off too: a memory must not make the browser fetch a remote "pixel" when shown.
+_MD = MarkdownIt("commonmark", {"html": False}).disable("image")
 MAX_FLASHES = 64
 
 
