@@ -72,3 +72,33 @@ def hidden(html: str, name: str) -> str:
     found = re.search(rf'name="{name}" value="([^"]*)"', html)
     assert found is not None, f"no {name} field"
     return found.group(1)
+
+
+def replay_hooks(ui: Ui, session: str, *events: tuple[str, dict[str, object]]) -> None:
+    """Run hook events in-process exactly as ``memdir hook <event>`` does (no daemon)."""
+    import json
+
+    from memdir.adapters.claude_code.hookio import EVENTS
+    from memdir.adapters.claude_code.runner import HookFlags, make_context, run_event
+
+    env = {
+        "HOME": str(ui.home),
+        "MEMDIR_HOME": str(ui.home / ".memdir"),
+        "MEMDIR_HOOK_DAEMON": "0",
+        "MEMDIR_HOOK_EXTRACT": "off",
+    }
+    flags = HookFlags(memory_dir=ui.mem)
+    for event, extra in events:
+        payload = {
+            "session_id": session,
+            "transcript_path": str(ui.project / f"{session}.jsonl"),
+            "cwd": str(ui.project),
+            "hook_event_name": EVENTS[event],
+            **extra,
+        }
+        run_event(
+            event,
+            json.dumps(payload).encode(),
+            lambda cwd: make_context(env, cwd or ui.project, flags),
+            lambda: ui.ctx.cache_dir,
+        )
