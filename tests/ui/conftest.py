@@ -57,7 +57,9 @@ class Ui:
 
     def post(self, client: TestClient, url: str, data: dict[str, str]) -> str:
         """Submit a form as the page does (same origin, CSRF token); returns the page HTML."""
-        response = client.post(url, data={"csrf": self.ctx.csrf, **data}, headers={"Origin": ORIGIN})
+        response = client.post(
+            url, data={"csrf": self.ctx.csrf, **data}, headers={"Origin": ORIGIN}
+        )
         assert response.status_code == 200, response.text
         return response.text
 

@@ -82,9 +82,7 @@ def test_another_host_name_is_refused(seeded: Ui) -> None:
 
 
 @pytest.mark.parametrize(("url", "data"), WRITES, ids=[w[0] for w in WRITES])
-@pytest.mark.parametrize(
-    "how", ["no-origin", "other-origin", "no-csrf", "wrong-csrf", "no-cookie"]
-)
+@pytest.mark.parametrize("how", ["no-origin", "other-origin", "no-csrf", "wrong-csrf", "no-cookie"])
 def test_cross_site_writes_are_refused_and_change_nothing(
     seeded: Ui, url: str, data: dict[str, str], how: str
 ) -> None:
@@ -139,9 +137,7 @@ def test_hostile_memory_content_is_escaped(ui: Ui, url: str) -> None:
 
 
 @pytest.mark.parametrize("hostile", HOSTILE_NAMES, ids=str)
-def test_hostile_names_never_read_or_write_outside(
-    ui: Ui, tmp_path: Path, hostile: object
-) -> None:
+def test_hostile_names_never_read_or_write_outside(ui: Ui, tmp_path: Path, hostile: object) -> None:
     name = hostile.name  # type: ignore[attr-defined]
     outside = tmp_path / "outside"
     before = plant(ui.mem, outside)
@@ -167,11 +163,9 @@ def test_read_only_serves_no_write_route(tmp_path: Path) -> None:
     client = ui.client()
     before = files(ui)
     for url, data in WRITES:
-        response = client.post(
-            url, data={"csrf": ui.ctx.csrf, **data}, headers={"Origin": ORIGIN}
-        )
+        response = client.post(url, data={"csrf": ui.ctx.csrf, **data}, headers={"Origin": ORIGIN})
         assert response.status_code in (404, 405), url
     assert files(ui) == before
     page = client.get("/memory/a.md").text
-    assert "<form method=\"post\"" not in page and "first memory" in page
+    assert '<form method="post"' not in page and "first memory" in page
     assert client.get("/new").status_code == 404

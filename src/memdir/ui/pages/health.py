@@ -57,7 +57,7 @@ def routes(pages: Pages, read_only: bool) -> list[Route]:
         form = await checked_form(request, ctx.csrf)
         path = str(form.get("path", ""))
         store = ctx.store()
-        rels = [store.rel(path)] if path and not path.startswith("/") else []
+        rels = [store.rel(path)] if path else []
         done = await run_in_threadpool(lambda: repair.fix(store, rels, everything=not rels))
         messages = [("ok" if f.ok else "error", f"{f.path}: {f.action}") for f in done]
         return pages.redirect("/health", *(messages or [("ok", "nothing to repair")]))

@@ -10,6 +10,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from memdir.errors import MemdirError
+from memdir.recall.explain import explain
 from memdir.ui.render import Pages
 
 MAX_QUERY_CHARS = 4000
@@ -24,7 +25,8 @@ def routes(pages: Pages, read_only: bool) -> list[Route]:
         if query.strip():
             try:
                 selector = await run_in_threadpool(ctx.selector)
-                explained = await run_in_threadpool(selector.explain, query, top=20)
+                scan = await run_in_threadpool(lambda: ctx.store().scan(limit=None))
+                explained = await run_in_threadpool(explain, selector, scan.headers, query)
             except MemdirError as exc:  # e.g. the recall extra is missing
                 error = str(exc)
         return pages.render(request, "recall.html", q=query, explained=explained, error=error)

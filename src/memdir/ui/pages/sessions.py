@@ -7,6 +7,7 @@ to "Why it surfaced", which re-runs recall's explain on it against the memories 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -36,6 +37,18 @@ def sessions(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(by_id.values(), key=lambda s: s.get("last") or 0, reverse=True)
 
 
+def inside(ctx: UiContext, paths: Any) -> list[tuple[str, bool]]:
+    """Logged paths as (shown, is a memory here): relative when inside the memory dir."""
+    out = []
+    for raw in paths if isinstance(paths, list) else []:
+        path = Path(str(raw))
+        if path.is_absolute() and path.is_relative_to(ctx.memory_dir):
+            out.append((path.relative_to(ctx.memory_dir).as_posix(), True))
+        else:
+            out.append((str(raw), not path.is_absolute()))
+    return out
+
+
 def notes_for(ctx: UiContext, session_id: str) -> tuple[str, str] | None:
     """(path, text) of the session's notes file, when there is one."""
     try:
@@ -60,6 +73,9 @@ def routes(pages: Pages, read_only: bool) -> list[Route]:
     async def timeline(request: Request) -> Response:
         sid = request.path_params["session"]
         rows = await run_in_threadpool(hooklog.read, ctx.cache_dir, session=sid, limit=0)
+        for row in rows:
+            for key in ("injected", "written", "removed"):
+                row[f"{key}_shown"] = inside(ctx, row.get(key))
         notes = await run_in_threadpool(notes_for, ctx, sid)
         status = 200 if rows else 404
         return pages.render(request, "session.html", code=status, sid=sid, rows=rows, notes=notes)
