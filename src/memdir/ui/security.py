@@ -11,7 +11,7 @@ Invariants:
   the CSRF token (:func:`check_csrf`, called by every write route through ``checked_form``).
 - **No CORS**: no ``Access-Control-*`` header is ever sent; ``OPTIONS`` is refused.
 - Every answer carries a strict Content-Security-Policy (scripts and styles only from this
-  server, no inline script, no frames), ``nosniff``, ``no-referrer`` and ``no-store``.
+  server, no inline script, no frames), ``nosniff``, a same-origin referrer policy and ``no-store``.
 """
 
 from __future__ import annotations
@@ -35,7 +35,9 @@ CSP = (
 SECURITY_HEADERS = [
     (b"content-security-policy", CSP.encode()),
     (b"x-content-type-options", b"nosniff"),
-    (b"referrer-policy", b"no-referrer"),
+    # "same-origin", not "no-referrer": under no-referrer a browser sends `Origin: null` on
+    # form posts, and the origin check needs the real one. Other sites still get no referrer.
+    (b"referrer-policy", b"same-origin"),
     (b"x-frame-options", b"DENY"),
     (b"cache-control", b"no-store"),
     (b"cross-origin-opener-policy", b"same-origin"),
