@@ -17,6 +17,7 @@ from memdir.errors import FrontmatterError
 from memdir.model import MemoryHeader
 from memdir.recall.dirstate import DirState
 from memdir.scan import HeaderCache, read_header
+from memdir.validity import validity_meta
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +71,7 @@ class HeaderTracker:
                     description=_text(meta.get("description")),
                     type=_text(meta.get("type")),
                     name=_text(meta.get("name")),
+                    validity=tuple(sorted(validity_meta(meta).items())),
                 )
         try:
             header = read_header(self.memory_dir, rel, mtime)
@@ -78,6 +80,7 @@ class HeaderTracker:
             return None
         if cache is not None:
             meta = {"description": header.description, "type": header.type, "name": header.name}
+            meta.update(header.validity)  # the scan shares this cache: keep what it keeps
             cache.put(rel, mtime_ns, size, {k: v for k, v in meta.items() if v is not None})
         return header
 
