@@ -24,3 +24,15 @@ def test_validity_survives_the_shared_header_cache(tmp_path: Path) -> None:
     cache.unlink()
     HeaderTracker(store.root, cache_path=cache).headers()  # the tracker writes the cache
     assert [h.filename for h in current_only(store.scan().headers)] == ["new.md"]
+
+
+def test_repair_notes_survive_the_shared_header_cache(tmp_path: Path) -> None:
+    """Regression: the tracker cached headers without the scan's repair notes, so after a
+    warm start doctor no longer reported a header that needed quoting."""
+    cache = tmp_path / "cache" / "headers.json"
+    store = MemoryStore(tmp_path / "mem", header_cache=cache)
+    store.create("Fine", "a fine memory", "user", "x\n", rel="fine.md")
+    (store.root / "broken.md").write_text("---\nname: B\ndescription: a: b: c\n---\nbody\n")
+    HeaderTracker(store.root, cache_path=cache).headers()  # the tracker fills the cache first
+    kinds = [n.kind for n in store.scan().notes]
+    assert kinds == ["frontmatter-quoted"]

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from memdir.config import Settings
+from memdir.model import MemoryHeader
 from memdir.paths import ResolvedPaths
 from memdir.store import MemoryStore
 
@@ -28,6 +29,9 @@ class UiContext:
     read_only: bool = False
     today: Callable[[], dt.date] = dt.date.today
     _selector: Any = field(default=None, repr=False)
+    _tracker: Any = field(default=None, repr=False)
+    _last: list[MemoryHeader] | None = field(default=None, repr=False)
+    generation: int = 0  # bumped whenever the headers change (live updates watch it)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
@@ -45,6 +49,23 @@ class UiContext:
 
     def store(self) -> MemoryStore:
         return self.make_store()
+
+    def headers(self) -> list[MemoryHeader]:
+        """Every memory header, newest first, kept warm: only changed files are read again
+        (recall's :class:`~memdir.recall.headers.HeaderTracker`, not a scan per request)."""
+        with self._lock:
+            if self._tracker is None:
+                from memdir.recall.headers import HeaderTracker
+
+                cache = self.cache_dir / "headers.json"
+                self._tracker = HeaderTracker(self.memory_dir, cache_path=cache)
+            tracker = self._tracker
+        found: list[MemoryHeader] = tracker.headers()
+        with self._lock:
+            if found is not self._last:
+                self._last = found
+                self.generation += 1
+        return found
 
     def selector(self) -> Any:
         """The local recall selector, built once: its index stays warm between searches."""

@@ -1,54 +1,44 @@
 """Live updates: a fingerprint of everything the pages show, polled by the page script.
 
 The page asks ``/api/version`` every second and reloads when the answer changes (or, when the
-user is typing in a form, says so instead of reloading), so an edit by another agent, an
-editor or a pull shows within 2 s. Polling a stat walk keeps this dependency-free and works on
-every filesystem (inotify does not see network mounts); at 10,000 files a walk is a few ms.
+user is typing in a form, says so instead of reloading), so a change by another agent, an
+editor or a pull shows within 2 s. Memory files are watched by recall's header tracker
+(:mod:`memdir.recall.dirstate`: directory mtimes and inodes, so anything written by rename —
+every memdir write, git, most editors — is seen on the next poll; an in-place rewrite in a dir
+of more than 500 files is seen by its periodic full sweep, within 30 s). Polling keeps this
+dependency-free and works on every filesystem (inotify does not see network mounts).
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
-from pathlib import Path
-from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from memdir.adapters.claude_code import hooklog
+from memdir.index import ENTRYPOINT_NAME
 from memdir.ui.context import UiContext
 
 
 def fingerprint(ctx: UiContext) -> str:
-    """Changes whenever a file under the memory dir, the hook log or a dream snapshot does."""
-    digest = hashlib.blake2b(digest_size=12)
-    _walk(ctx.memory_dir, digest)
-    for extra in (ctx.cache_dir / "hooks", ctx.cache_dir / "dream" / "snapshots"):
-        _walk(extra, digest)
-    return digest.hexdigest()
-
-
-def _walk(root: Path, digest: Any) -> None:
-    stack = [str(root)]
-    while stack:
+    """Changes whenever a memory, an index, the hook log or a dream snapshot does."""
+    ctx.headers()  # the header tracker notices changed memory files (and bumps generation)
+    parts = [str(ctx.generation)]
+    for path in (
+        ctx.memory_dir / ENTRYPOINT_NAME,
+        ctx.memory_dir / "team" / ENTRYPOINT_NAME,
+        hooklog.log_path(ctx.cache_dir),
+        ctx.cache_dir / "dream" / "snapshots",
+    ):
         try:
-            entries = list(os.scandir(stack.pop()))
+            st = path.stat()
+            parts.append(f"{st.st_mtime_ns}:{st.st_size}")
         except OSError:
-            continue
-        for entry in entries:
-            if entry.name.startswith("."):  # locks (touched by every write), .git, temps
-                continue
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append(entry.path)
-                    continue
-                st = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            line = f"{entry.path}\0{st.st_mtime_ns}\0{st.st_size}\n"
-            digest.update(line.encode("utf-8", "surrogateescape"))
+            parts.append("-")
+    return hashlib.blake2b("|".join(parts).encode(), digest_size=12).hexdigest()
 
 
 def routes(ctx: UiContext) -> list[Route]:

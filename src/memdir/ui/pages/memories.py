@@ -20,7 +20,7 @@ from starlette.routing import Route
 from memdir import frontmatter
 from memdir.consolidate.forget import retire
 from memdir.errors import ConfigError, MemdirError
-from memdir.model import MEMORY_TYPES
+from memdir.model import MEMORY_TYPES, MemoryHeader
 from memdir.team.guard import collect_credential_notes
 from memdir.ui.listing import SORTS, STATUSES, chain, listing, row_of
 from memdir.ui.render import Pages, url_path
@@ -36,9 +36,9 @@ def routes(pages: Pages, read_only: bool) -> list[Route]:
             page = int(q.get("page", "1"))
         except ValueError:
             page = 1
-        scan = await run_in_threadpool(lambda: ctx.store().scan(limit=None))
+        headers = await run_in_threadpool(ctx.headers)
         found = listing(
-            scan.headers,
+            headers,
             today=ctx.today(),
             text=q.get("q", ""),
             type_=q.get("type", ""),
@@ -50,7 +50,6 @@ def routes(pages: Pages, read_only: bool) -> list[Route]:
             request,
             "memories.html",
             listing=found,
-            errors=scan.errors,
             q=q.get("q", ""),
             type_=q.get("type", ""),
             status=q.get("status", "all"),
@@ -63,7 +62,8 @@ def routes(pages: Pages, read_only: bool) -> list[Route]:
     async def show(request: Request) -> Response:
         rel = request.path_params["path"]
         try:
-            shown = await run_in_threadpool(_load, ctx.store(), rel, ctx.today())
+            headers = await run_in_threadpool(ctx.headers)
+            shown = await run_in_threadpool(_load, ctx.store(), rel, ctx.today(), headers)
         except MemdirError as exc:
             return pages.render(request, "missing.html", code=404, rel=rel, error=str(exc))
         return pages.render(request, "memory.html", types=MEMORY_TYPES, **shown)
@@ -154,12 +154,11 @@ def _body(form: FormData) -> str:
     return body if body.endswith("\n") or not body else body + "\n"
 
 
-def _load(store: Any, rel: str, today: Any) -> dict[str, Any]:
+def _load(store: Any, rel: str, today: Any, headers: list[MemoryHeader]) -> dict[str, Any]:
     """Everything the memory page shows, read once."""
     text = store.read_text(rel)
     rel = store.rel(rel)
     memory = frontmatter.parse_memory(text, rel)
-    headers = store.scan(limit=None).headers
     by_name = {h.filename: h for h in headers}
     replaced_by = {h.filename: v for h in headers if (v := dict(h.validity).get("superseded_by"))}
     header = by_name.get(rel)

@@ -25,8 +25,8 @@ def routes(pages: Pages, read_only: bool) -> list[Route]:
         if query.strip():
             try:
                 selector = await run_in_threadpool(ctx.selector)
-                scan = await run_in_threadpool(lambda: ctx.store().scan(limit=None))
-                explained = await run_in_threadpool(explain, selector, scan.headers, query)
+                headers = await run_in_threadpool(ctx.headers)
+                explained = await run_in_threadpool(explain, selector, headers, query)
             except MemdirError as exc:  # e.g. the recall extra is missing
                 error = str(exc)
         return pages.render(request, "recall.html", q=query, explained=explained, error=error)
