@@ -22,13 +22,14 @@ from memdir.consolidate.forget import retire
 from memdir.errors import ConfigError, MemdirError
 from memdir.model import MEMORY_TYPES, MemoryHeader
 from memdir.team.guard import collect_credential_notes
-from memdir.ui.listing import SORTS, STATUSES, chain, listing, row_of
+from memdir.ui.listing import SORTS, STATUSES, Rows, chain, listing, row_of
 from memdir.ui.render import Pages, url_path
 from memdir.ui.security import checked_form
 
 
 def routes(pages: Pages, read_only: bool) -> list[Route]:
     ctx = pages.ctx
+    rows = Rows()
 
     async def index(request: Request) -> Response:
         q = request.query_params
@@ -37,14 +38,17 @@ def routes(pages: Pages, read_only: bool) -> list[Route]:
         except ValueError:
             page = 1
         headers = await run_in_threadpool(ctx.headers)
-        found = listing(
-            headers,
-            today=ctx.today(),
-            text=q.get("q", ""),
-            type_=q.get("type", ""),
-            status=q.get("status", "all"),
-            sort=q.get("sort", "newest"),
-            page=page,
+        found = await run_in_threadpool(
+            lambda: listing(
+                headers,
+                today=ctx.today(),
+                text=q.get("q", ""),
+                type_=q.get("type", ""),
+                status=q.get("status", "all"),
+                sort=q.get("sort", "newest"),
+                page=page,
+                rows=rows,
+            )
         )
         return pages.render(
             request,
