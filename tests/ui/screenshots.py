@@ -16,9 +16,8 @@ from playwright.sync_api import sync_playwright
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from messy_dir import build  # noqa: E402
-
 from memdir.consolidate.forget import retire  # noqa: E402
+from messy_dir import build  # noqa: E402
 from tests.ui.browser import CHROMIUM, CHROMIUM_ARGS, running_ui  # noqa: E402
 from tests.ui.conftest import Ui, replay_hooks  # noqa: E402
 

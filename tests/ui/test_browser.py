@@ -113,8 +113,8 @@ def test_a_sessions_injected_memories(ui: Ui, page: Any) -> None:
         page.get_by_role("link", name="Sessions").click()
         page.get_by_role("link", name="sess-browser").click()
         assert page.get_by_text("Injected 1 memory").is_visible()
-        page.get_by_role("link", name="deploy_day.md").click()
-        assert page.get_by_role("heading", name="Deploy day").is_visible()
+        page.locator(".injected").get_by_role("link", name="Deploy day").click()
+        assert page.get_by_role("heading", name="Deploy day", exact=True).is_visible()
 
 
 def test_dream_dry_run_apply_undo_restores_the_bytes(ui: Ui, page: Any) -> None:

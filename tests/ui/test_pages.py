@@ -47,7 +47,7 @@ def test_sessions_show_what_the_hooks_injected(ui: Ui) -> None:
     listed = client.get("/sessions").text
     assert "s-1234567890"[:12] in listed and "which day do deploys go out?" in listed
     timeline = client.get("/sessions/s-1234567890").text
-    assert 'href="/memory/deploy_day.md"' in timeline
+    assert 'href="/memory/deploy_day.md">Deploy day</a> — deploys go out on Tuesdays' in timeline
     assert "Injected 1 memory" in timeline
     assert "single-word prompt" in timeline
     assert "/recall?q=which%20day%20do%20deploys%20go%20out%3F" in timeline
@@ -89,6 +89,7 @@ def test_health_lists_doctor_problems_and_fixes_a_header(ui: Ui) -> None:
     client = ui.client()
     page = client.get("/health").text
     assert "frontmatter-quoted" in page and "broken.md" in page
+    assert "Fix everything doctor can fix" in page
     fixed = ui.post(client, "/health/fix", {"path": "broken.md"})
     assert "quoted the header values" in fixed
     assert 'description: "a: b: c"' in broken.read_text()
@@ -129,3 +130,16 @@ def test_memdir_ui_serves_a_real_process(ui: Ui) -> None:
         with httpx.Client(follow_redirects=True) as client:
             assert client.get(url).status_code == 200
             assert client.get(base + "/memories").status_code == 200
+
+
+def test_health_offers_the_index_rebuild_for_drift_and_no_fix_button_without_a_fix(ui: Ui) -> None:
+    ui.store.create("Editor", "user edits in neovim", "user", "nvim.\n")
+    index = ui.mem / "MEMORY.md"
+    index.write_text(index.read_text() + "- [Gone](gone.md) — deleted by hand\n")
+    client = ui.client()
+    page = client.get("/health").text
+    assert "index-dead_links</span> × 1" in page
+    assert "Fix everything doctor can fix" not in page  # doctor --fix has no fix for drift
+    fixed = ui.post(client, "/index/rebuild", {})
+    assert "rebuilt MEMORY.md" in fixed and "gone.md" not in index.read_text()
+    assert "No problems found" in client.get("/health").text

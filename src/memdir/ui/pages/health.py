@@ -3,6 +3,7 @@ team dir's sync state as this machine last saw it (no network call)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -15,6 +16,9 @@ from memdir.doctor import FIXABLE_KINDS, diagnose
 from memdir.ui.context import UiContext
 from memdir.ui.render import Pages
 from memdir.ui.security import checked_form
+
+# Drift `memdir index rebuild` repairs (the Rebuild button): dead links, missing and twin lines.
+INDEX_KINDS = frozenset({"index-dead_links", "index-unindexed", "index-duplicates"})
 
 
 def team_status(ctx: UiContext) -> dict[str, Any] | None:
@@ -51,7 +55,16 @@ def routes(pages: Pages, read_only: bool) -> list[Route]:
     async def show(request: Request) -> Response:
         diagnosis = await run_in_threadpool(diagnose, ctx.store())
         team = await run_in_threadpool(team_status, ctx)
-        return pages.render(request, "health.html", d=diagnosis, fixable=FIXABLE_KINDS, team=team)
+        counts = Counter(p["kind"] for p in diagnosis.problems).most_common()
+        return pages.render(
+            request,
+            "health.html",
+            d=diagnosis,
+            counts=counts,
+            fixable=FIXABLE_KINDS,
+            index_kinds=INDEX_KINDS,
+            team=team,
+        )
 
     async def fix(request: Request) -> Response:
         form = await checked_form(request, ctx.csrf)

@@ -73,12 +73,15 @@ def routes(pages: Pages, read_only: bool) -> list[Route]:
     async def timeline(request: Request) -> Response:
         sid = request.path_params["session"]
         rows = await run_in_threadpool(hooklog.read, ctx.cache_dir, session=sid, limit=0)
+        names = {h.filename: h for h in await run_in_threadpool(ctx.headers)}
         for row in rows:
             for key in ("injected", "written", "removed"):
                 row[f"{key}_shown"] = inside(ctx, row.get(key))
         notes = await run_in_threadpool(notes_for, ctx, sid)
         status = 200 if rows else 404
-        return pages.render(request, "session.html", code=status, sid=sid, rows=rows, notes=notes)
+        return pages.render(
+            request, "session.html", code=status, sid=sid, rows=rows, notes=notes, names=names
+        )
 
     return [
         Route("/sessions", index, name="sessions"),
