@@ -143,3 +143,11 @@ def test_health_offers_the_index_rebuild_for_drift_and_no_fix_button_without_a_f
     fixed = ui.post(client, "/index/rebuild", {})
     assert "rebuilt MEMORY.md" in fixed and "gone.md" not in index.read_text()
     assert "No problems found" in client.get("/health").text
+
+
+def test_index_lines_past_the_prompt_limit_are_marked(ui: Ui) -> None:
+    lines = "".join(f"- [Note {i}](n{i}.md) — note {i}\n" for i in range(205))
+    (ui.mem / "MEMORY.md").write_text(lines)
+    page = ui.client().get("/index").text
+    assert page.count("the model never sees it") == 5
+    assert "Over the prompt limit: 205 lines" in page

@@ -11,7 +11,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from memdir.doctor import index_reports
-from memdir.index import entry_link, read_entrypoint
+from memdir.index import MAX_ENTRYPOINT_LINES, entry_link, read_entrypoint
 from memdir.store import MemoryStore
 from memdir.ui.render import Pages
 from memdir.ui.security import checked_form
@@ -32,6 +32,8 @@ def annotated(store: MemoryStore) -> list[dict[str, Any]]:
                 marks.append("listed more than once")
             if number in report["long_lines"]:
                 marks.append("longer than 200 characters")
+            if number > MAX_ENTRYPOINT_LINES:
+                marks.append(f"past line {MAX_ENTRYPOINT_LINES}: the model never sees it")
             lines.append({"number": number, "text": line, "link": link, "marks": marks})
         scope = report["index"].rsplit("MEMORY.md", 1)[0]
         out.append({**report, "lines": lines, "scope": scope})
