@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from memdir.model import MemoryHeader
-from memdir.ui.listing import Rows, chain, listing
+from memdir.ui.listing import Filters, Rows, chain, listing
 
 TODAY = dt.date(2026, 12, 1)
 
@@ -47,7 +47,7 @@ HEADERS = [
     ],
 )
 def test_validity_filters(status: str, expected: list[str]) -> None:
-    found = listing(HEADERS, today=TODAY, status=status)
+    found = listing(HEADERS, today=TODAY, filters=Filters(status=status))
     assert [r.header.filename for r in found.rows] == expected
     assert found.total == 5  # daily logs are not memories
 
@@ -64,15 +64,20 @@ def test_notes_say_why() -> None:
     ("sort", "first"), [("newest", "u-a.md"), ("oldest", "p-e.md"), ("name", "p-b.md")]
 )
 def test_sorts(sort: str, first: str) -> None:
-    assert listing(HEADERS, today=TODAY, sort=sort).rows[0].header.filename == first
+    assert (
+        listing(HEADERS, today=TODAY, filters=Filters(sort=sort)).rows[0].header.filename == first
+    )
 
 
 def test_text_and_type_filters_and_pages() -> None:
-    assert [r.header.filename for r in listing(HEADERS, today=TODAY, text="ABOUT U-A").rows] == [
-        "u-a.md"
-    ]
-    assert {r.header.type for r in listing(HEADERS, today=TODAY, type_="user").rows} == {"user"}
-    paged = listing(HEADERS, today=TODAY, page=9, page_size=2)
+    assert [
+        r.header.filename
+        for r in listing(HEADERS, today=TODAY, filters=Filters(text="ABOUT U-A")).rows
+    ] == ["u-a.md"]
+    assert {
+        r.header.type for r in listing(HEADERS, today=TODAY, filters=Filters(type_="user")).rows
+    } == {"user"}
+    paged = listing(HEADERS, today=TODAY, filters=Filters(page=9), page_size=2)
     assert (paged.page, paged.pages, len(paged.rows)) == (3, 3, 1)
 
 
@@ -87,3 +92,12 @@ def test_rows_are_reused_until_the_headers_change() -> None:
 def test_chain_stops_at_a_cycle() -> None:
     assert chain("a.md", {"a.md": "b.md", "b.md": "c.md"}) == ["a.md", "b.md", "c.md"]
     assert chain("a.md", {"a.md": "b.md", "b.md": "a.md"}) == ["a.md", "b.md"]
+
+
+def test_filters_from_a_query_string_tolerate_junk() -> None:
+    f = Filters.from_query({"q": "pnpm", "page": "x", "sort": "name"})
+    assert (f.text, f.page, f.sort, f.status) == ("pnpm", 1, "name", "all")
+    assert (
+        listing(HEADERS, today=TODAY, filters=Filters(sort="nonsense")).rows[0].header.filename
+        == "u-a.md"
+    )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +34,31 @@ class Row:
         if self.status == "current" and self.note:
             return "expires"
         return self.status
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    """What the user asked the list for (the query string of the Memories page)."""
+
+    text: str = ""
+    type_: str = ""
+    status: str = "all"
+    sort: str = "newest"
+    page: int = 1
+
+    @classmethod
+    def from_query(cls, q: Mapping[str, str]) -> Filters:
+        try:
+            page = int(q.get("page", "1"))
+        except ValueError:
+            page = 1
+        return cls(
+            text=q.get("q", ""),
+            type_=q.get("type", ""),
+            status=q.get("status", "all"),
+            sort=q.get("sort", "newest"),
+            page=page,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,22 +136,19 @@ def listing(
     headers: list[MemoryHeader],
     *,
     today: dt.date,
-    text: str = "",
-    type_: str = "",
-    status: str = "all",
-    sort: str = "newest",
-    page: int = 1,
+    filters: Filters = Filters(),
     page_size: int = PAGE_SIZE,
     rows: Rows | None = None,
 ) -> Listing:
     """One page of the filtered, sorted memories (``rows`` keeps work between calls)."""
+    f = filters
     rows = rows or Rows()
-    ordered = rows.sorted(headers, today, sort if sort in SORTS else "newest")
-    words = text.casefold().split()
-    if words or type_ or status not in ("", "all"):
-        ordered = [r for r in ordered if _matches(r, words, type_, status)]
+    ordered = rows.sorted(headers, today, f.sort if f.sort in SORTS else "newest")
+    words = f.text.casefold().split()
+    if words or f.type_ or f.status not in ("", "all"):
+        ordered = [r for r in ordered if _matches(r, words, f.type_, f.status)]
     pages = max(1, -(-len(ordered) // page_size))
-    page = min(max(1, page), pages)
+    page = min(max(1, f.page), pages)
     start = (page - 1) * page_size
     return Listing(ordered[start : start + page_size], rows.total, len(ordered), page, pages)
 

@@ -22,7 +22,7 @@ from memdir.consolidate.forget import retire
 from memdir.errors import ConfigError, MemdirError
 from memdir.model import MEMORY_TYPES, MemoryHeader
 from memdir.team.guard import collect_credential_notes
-from memdir.ui.listing import SORTS, STATUSES, Rows, chain, listing, row_of
+from memdir.ui.listing import SORTS, STATUSES, Filters, Rows, chain, listing, row_of
 from memdir.ui.render import Pages, url_path
 from memdir.ui.security import checked_form
 
@@ -32,32 +32,16 @@ def routes(pages: Pages, read_only: bool) -> list[Route]:
     rows = Rows()
 
     async def index(request: Request) -> Response:
-        q = request.query_params
-        try:
-            page = int(q.get("page", "1"))
-        except ValueError:
-            page = 1
+        chosen = Filters.from_query(request.query_params)
         headers = await run_in_threadpool(ctx.headers)
         found = await run_in_threadpool(
-            lambda: listing(
-                headers,
-                today=ctx.today(),
-                text=q.get("q", ""),
-                type_=q.get("type", ""),
-                status=q.get("status", "all"),
-                sort=q.get("sort", "newest"),
-                page=page,
-                rows=rows,
-            )
+            lambda: listing(headers, today=ctx.today(), filters=chosen, rows=rows)
         )
         return pages.render(
             request,
             "memories.html",
             listing=found,
-            q=q.get("q", ""),
-            type_=q.get("type", ""),
-            status=q.get("status", "all"),
-            sort=q.get("sort", "newest"),
+            f=chosen,
             types=MEMORY_TYPES,
             sorts=SORTS,
             statuses=STATUSES,
