@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import pytest
@@ -169,3 +170,28 @@ def test_read_only_serves_no_write_route(tmp_path: Path) -> None:
     page = client.get("/memory/a.md").text
     assert '<form method="post"' not in page and "first memory" in page
     assert client.get("/new").status_code == 404
+
+
+async def test_the_token_redirect_never_leaves_the_site(seeded: Ui) -> None:
+    """``GET //evil.example/x?token=...`` (a raw path no client normalises) stays on this site."""
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "method": "GET",
+        "scheme": "http",
+        "path": "//evil.example/x",
+        "raw_path": b"//evil.example/x",
+        "query_string": f"token={TOKEN}".encode(),
+        "headers": [(b"host", b"127.0.0.1:8765")],
+    }
+    await seeded.app(scope, receive, send)
+    start = sent[0]
+    assert start["status"] == 303
+    assert dict(start["headers"])[b"location"] == b"/evil.example/x"

@@ -83,7 +83,8 @@ class Guard:
                 await _plain(send, 403, REFUSED_TOKEN)
                 return
             rest = urlencode([(k, v) for k, v in params if k != "token"])
-            where = scope["path"] + (f"?{rest}" if rest else "")
+            # "/" + the path without leading slashes: "//host/x" would redirect off-site
+            where = "/" + scope["path"].lstrip("/") + (f"?{rest}" if rest else "")
             await _redirect(send, where, self._set_cookie())
             return
         if not hmac.compare_digest(self._cookie(headers).encode(), self.token.encode()):
