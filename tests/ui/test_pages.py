@@ -28,6 +28,9 @@ def test_explain_shows_scores_and_retired_memories_leave_recall(ui: Ui) -> None:
     after = client.get("/recall?q=which+day+do+deploys+go+out").text
     gone = verdict(after, "deploy_day.md")
     assert gone is None or "held back" in gone
+    ui.store.create("Release train", "release deploys go out on Thursdays", "project", "Thu.\n")
+    fresh = client.get("/recall?q=which+day+do+deploys+go+out").text  # the warm index follows
+    assert verdict(fresh, "release_train.md") is not None
 
 
 def test_recall_page_without_a_query_explains_itself(ui: Ui) -> None:
