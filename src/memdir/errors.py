@@ -32,7 +32,8 @@ Callers catch by class, never by message text::
  │    └── SyncRejectedError   any other 4xx (no such repo, too many entries, bad key; .status)
  ├── HookInputError           a host hook sent JSON memdir cannot use (bad shape, unsafe id)
  ├── DaemonError              the recall daemon is absent, stale or answered badly (fall back)
- └── InstallError             a host config file cannot be merged (not a JSON object, ...)
+ ├── InstallError             a host config file cannot be merged (not a JSON object, ...)
+ └── CsrfError                a `memdir ui` form without this start's token (cross-site request)
 
 The value of a secret is never put in any exception message.
 """
@@ -267,3 +268,7 @@ class DaemonError(MemdirError):
 
 class InstallError(MemdirError):
     """A host's settings or MCP config file cannot be merged safely."""
+
+
+class CsrfError(MemdirError):
+    """A state-changing ``memdir ui`` request without this start's form token."""

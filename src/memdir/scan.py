@@ -135,10 +135,12 @@ def read_header(root: Path, rel: str, mtime: float) -> MemoryHeader:
     UnsafePathError (a link out of ``root``)."""
     path = root / rel
     lines = read_head(path, root=Path(os.path.realpath(root)))
-    return _header(root, rel, mtime, header_meta(lines, path)[0])
+    return header_from_meta(root, rel, mtime, header_meta(lines, path)[0])
 
 
-def _header(root: Path, rel: str, mtime: float, meta: dict[str, Any]) -> MemoryHeader:
+def header_from_meta(root: Path, rel: str, mtime: float, meta: dict[str, Any]) -> MemoryHeader:
+    """The header of ``rel`` from the fields :func:`header_meta` keeps (or the cache holds)."""
+
     def text(key: str) -> str | None:
         value = meta.get(key)
         if value is None:
@@ -274,7 +276,7 @@ def scan_headers(
             if cache is not None:
                 cache.put(rel, st.st_mtime_ns, st.st_size, meta, cached)
         notes += [ScanIssue(path, reason, kind) for kind, reason in cached]
-        headers.append(_header(root, rel, st.st_mtime, meta))
+        headers.append(header_from_meta(root, rel, st.st_mtime, meta))
     if cache is not None:
         cache.retain(live)
         try:

@@ -57,3 +57,15 @@ def test_progress_bar_text() -> None:
     silent = Tty()
     ProgressBar(silent).close()
     assert silent.getvalue() == ""
+
+
+def test_explain_leaves_out_retired_memories_as_recall_does(tmp_path: Path) -> None:
+    """Regression: --explain ranked every indexed memory, so a retired one showed "relevant"."""
+    _add(tmp_path, "Deploy day", "Deploys go out on Tuesdays")
+    _add(tmp_path, "Staging", "Deploy to staging with make deploy-staging")
+    code, _, err = _run(tmp_path, "--dir", "mem", "retire", "deploy_day.md", "--reason", "gone")
+    assert code == 0, err
+    code, out, err = _run(tmp_path, "--dir", "mem", "--json", "recall", "--explain", "deploys")
+    assert code == 0, err
+    paths = [row["path"] for row in json.loads(out)]
+    assert "deploy_day.md" not in paths and "staging.md" in paths

@@ -5,6 +5,7 @@ import os
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -226,13 +227,13 @@ async def test_a_long_lived_recall_reads_only_what_changed(
     from memdir.recall import headers as headers_module
 
     reads: list[str] = []
-    real = headers_module.read_header
+    real = headers_module.read_head
 
-    def counting(root: Path, rel: str, mtime: float) -> MemoryHeader:
-        reads.append(rel)
-        return real(root, rel, mtime)
+    def counting(path: Path, **kwargs: Any) -> list[str]:
+        reads.append(path.relative_to(memdir_with.root).as_posix())
+        return real(path, **kwargs)
 
-    monkeypatch.setattr(headers_module, "read_header", counting)
+    monkeypatch.setattr(headers_module, "read_head", counting)
     sel = RecordingSelector(["m9.md", "m1.md"])
     recall = MemoryRecall(memdir_with.root, sel)
     assert [m.filename for m in await recall.find("which memory now")] == ["m1.md"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import sys
 import time
 from typing import Any
@@ -13,7 +12,7 @@ from memdir.age import memory_age
 from memdir.cli.context import CliContext
 from memdir.cli.output import table
 from memdir.errors import ConfigError
-from memdir.index import ENTRYPOINT_NAME, load_for_prompt, read_entrypoint
+from memdir.index import ENTRYPOINT_NAME
 from memdir.model import MEMORY_TYPES
 from memdir.scan import format_manifest, manifest_line
 
@@ -200,18 +199,9 @@ def cmd_mv(ctx: CliContext) -> int:
 
 
 def _report_dicts(ctx: CliContext) -> list[dict[str, Any]]:
-    return [
-        {
-            "index": r.index,
-            "ok": r.ok,
-            "dead_links": r.dead_links,
-            "unindexed": r.unindexed,
-            "duplicates": r.duplicates,
-            "long_lines": r.long_lines,
-            "over_limit": r.over_limit,
-        }
-        for r in ctx.store().check_index()
-    ]
+    from memdir.doctor import index_reports
+
+    return index_reports(ctx.store())
 
 
 def _render_reports(reports: list[dict[str, Any]]) -> str:
@@ -262,93 +252,27 @@ def cmd_prompt(ctx: CliContext) -> int:
 
 def cmd_doctor(ctx: CliContext) -> int:
     from memdir import repair
+    from memdir.doctor import diagnose
 
     store = ctx.store()
     fixed: list[dict[str, Any]] = []
     if ctx.args.fix is not None:
         done = repair.fix(store, list(ctx.args.fix), everything=not ctx.args.fix)
         fixed = [{"path": f.path, "action": f.action, "ok": f.ok} for f in done]
-    problems: list[dict[str, str]] = [
-        {"kind": p.kind, "path": p.path, "detail": p.detail} for p in repair.crash_leftovers(store)
-    ]
-    result = store.scan(limit=None)
-    for issue in [*result.errors, *result.notes]:
-        problems.append({"kind": issue.kind, "path": str(issue.path), "detail": issue.reason})
-    for h in result.headers:
-        if not h.description and not h.filename.startswith("logs/"):  # daily logs: no frontmatter
-            problems.append({"kind": "no-description", "path": h.filename, "detail": ""})
-        if h.type is None and not h.filename.startswith("logs/"):
-            problems.append({"kind": "no-type", "path": h.filename, "detail": ""})
-        elif h.type is not None and h.type not in MEMORY_TYPES:
-            problems.append({"kind": "unknown-type", "path": h.filename, "detail": h.type})
-    inactive = _inactive(result.headers)
-    for r in _report_dicts(ctx):
-        for key in ("dead_links", "unindexed", "duplicates"):
-            for item in r[key]:
-                problems.append({"kind": f"index-{key}", "path": r["index"], "detail": str(item)})
-        if r["over_limit"]:
-            problems.append(
-                {"kind": "index-over-limit", "path": r["index"], "detail": r["over_limit"]}
-            )
-    problems += _secret_problems(ctx)
-    index_text = read_entrypoint(store.root)
-    loaded = load_for_prompt(index_text)
-    summary = {
-        "memory_dir": str(store.root),
-        "memories": result.total,
-        "index_lines": loaded.line_count if index_text else 0,
-        "problems": problems,
-        "inactive": [{"path": k, "status": v[0], "reason": v[1]} for k, v in inactive.items()],
-        "partly_indexed": (partial := _partly_indexed(result.headers)),
-    }
+    diagnosis = diagnose(store)
+    summary = diagnosis.as_dict()
+    problems = diagnosis.problems
     if ctx.args.fix is not None:
         summary["fixed"] = fixed
-    text = [f"memory dir: {store.root}", f"memories:   {result.total}"]
+    text = [f"memory dir: {store.root}", f"memories:   {diagnosis.memories}"]
     text += [f"{'fixed' if f['ok'] else 'not fixed':22} {f['path']}  {f['action']}" for f in fixed]
     text += [f"{p['kind']:22} {p['path']}  {p['detail']}".rstrip() for p in problems]
-    text += [f"{status:22} {path}  {why}" for path, (status, why) in inactive.items()]
+    text += [f"{i['status']:22} {i['path']}  {i['reason']}" for i in diagnosis.inactive]
     text += [
         f"{'partly indexed':22} {p['path']}  recall searches its first {p['indexed_bytes']:,} "
         f"of {p['bytes']:,} bytes"
-        for p in partial
+        for p in diagnosis.partly_indexed
     ]
     text.append("no problems found" if not problems else f"{len(problems)} problem(s)")
     ctx.out.data(summary, "\n".join(text))
     return 1 if problems else 0
-
-
-def _inactive(headers: list[Any]) -> dict[str, tuple[str, str]]:
-    """Expired, superseded and retired memories (not problems: listed so nothing hides)."""
-    from memdir.validity import header_validity
-
-    today = dt.date.today()
-    out: dict[str, tuple[str, str]] = {}
-    for h in headers:
-        if h.validity:
-            v = header_validity(h)
-            if not v.is_current(today):
-                out[h.filename] = (v.status(today), v.reason(today))
-    return out
-
-
-def _partly_indexed(headers: list[Any]) -> list[dict[str, Any]]:
-    """Memories longer than recall reads (a note, not a problem: the file is kept whole)."""
-    from memdir.recall.memory_text import RECALL_READ_BYTES
-
-    out = []
-    for h in headers:
-        try:
-            size = h.path.stat().st_size
-        except OSError:
-            continue
-        if size > RECALL_READ_BYTES:
-            out.append({"path": h.filename, "bytes": size, "indexed_bytes": RECALL_READ_BYTES})
-    return out
-
-
-def _secret_problems(ctx: CliContext) -> list[dict[str, str]]:
-    """Credentials in any memory (labels and lines only, never values)."""
-    from memdir.team.credential_report import credential_problems
-
-    headers = ctx.store().scan(limit=None).headers
-    return credential_problems((h.filename, h.path) for h in headers)

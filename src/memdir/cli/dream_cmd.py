@@ -167,18 +167,7 @@ def cmd_status(ctx: CliContext) -> int:
     gate = factory.dream_gate(ctx.settings, ctx.paths)
     result = gate.check(current_session=None)
     state = lock.state()
-    snaps = factory.snapshots(ctx.store(), ctx.paths).list()
-    runs: list[dict[str, Any]] = [
-        {
-            "id": s.id,
-            "reason": s.manifest.get("reason"),
-            "created": s.manifest.get("created"),
-            "changed": s.changed(ctx.memory_dir),
-            "finished": s.finished,
-            "undone": s.manifest.get("undone"),
-        }
-        for s in snaps[:5]
-    ]
+    runs = factory.snapshots(ctx.store(), ctx.paths).summaries(limit=5)
     last = (
         dt.datetime.fromtimestamp(state.mtime).astimezone().isoformat(timespec="seconds")
         if state.exists

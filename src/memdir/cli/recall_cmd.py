@@ -9,6 +9,7 @@ from typing import Any, TextIO
 
 from memdir.cli.context import CliContext
 from memdir.cli.output import table
+from memdir.recall.explain import explain
 from memdir.recall.factory import SELECTOR_KINDS, build_recall, local_selector
 from memdir.recall.session import RecallSession
 
@@ -126,7 +127,8 @@ def cmd_recall(ctx: CliContext) -> int:
 def _explain(ctx: CliContext) -> int:
     selector = local_selector(ctx.memory_dir, ctx.paths.cache_dir, embedder=ctx.args.embedder)
     bar = _attach_progress(ctx, selector)
-    explained = selector.explain(ctx.args.query, limit=ctx.args.limit, top=20)
+    headers = ctx.store().scan(limit=None).headers
+    explained = explain(selector, headers, ctx.args.query, limit=ctx.args.limit, top=20)
     if bar is not None:
         bar.close()
     rows = [

@@ -247,16 +247,13 @@ def cmd_sync(ctx: CliContext) -> int:
 
 
 def cmd_status(ctx: CliContext) -> int:
-    from memdir.team.client_state import read_local
+    from memdir.team.client_state import pending_upload, read_local
 
     async def run() -> dict[str, Any]:
         async with _client(ctx) as client:
             local = read_local(client.team_dir)
             state = client.state
-            pending = sorted(
-                k for k, v in local.entries.items()
-                if state.server_checksums.get(k) != wire.checksum(v)
-            )  # fmt: skip
+            pending = pending_upload(local, state)
             return {
                 "url": ctx.args.url or ctx.settings.team_sync_url,
                 "repo": client.repo,

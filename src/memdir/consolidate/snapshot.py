@@ -23,6 +23,7 @@ Invariants:
 
 from __future__ import annotations
 
+import builtins
 import datetime as dt
 import io
 import json
@@ -127,6 +128,18 @@ class Snapshot:
             }
         return [rel for rel in self.journal() if before.get(rel) != after.get(rel)]
 
+    def summary(self, root: Path) -> dict[str, Any]:
+        """What ``memdir dream status`` and ``memdir ui`` show for one run."""
+        return {
+            "id": self.id,
+            "reason": self.manifest.get("reason"),
+            "created": self.manifest.get("created"),
+            "changed": self.changed(root),
+            "finished": self.finished,
+            "undone": self.manifest.get("undone"),
+            "is_undo": self.manifest.get("is_undo"),
+        }
+
     def _save(self) -> None:
         atomic_write(self.dir / "manifest.json", json.dumps(self.manifest, indent=1))
 
@@ -208,6 +221,10 @@ class Snapshots:
             if isinstance(manifest, dict) and (d / "files.tar").is_file():
                 out.append(Snapshot(d, manifest))
         return out
+
+    def summaries(self, limit: int = 5) -> builtins.list[dict[str, Any]]:
+        """The newest ``limit`` runs, each as :meth:`Snapshot.summary`."""
+        return [s.summary(self.store.root) for s in self.list()[:limit]]
 
     def get(self, snapshot_id: str | None = None) -> Snapshot:
         """A snapshot by id, or the newest one not undone yet."""

@@ -10,13 +10,14 @@ is rebuilt only when something changed. Corrupt files are skipped exactly as
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from pathlib import Path
 
-from memdir.errors import FrontmatterError
+from memdir.errors import FrontmatterError, UnsafePathError
 from memdir.model import MemoryHeader
 from memdir.recall.dirstate import DirState
-from memdir.scan import HeaderCache, read_header
+from memdir.scan import HeaderCache, header_from_meta, header_meta, read_head
 
 log = logging.getLogger(__name__)
 
@@ -59,27 +60,23 @@ class HeaderTracker:
             return self._sorted
 
     def _read(self, rel: str, cache: HeaderCache | None) -> MemoryHeader | None:
+        """One header, from the cache when it is fresh; a miss is read and cached exactly as
+        the scan does (fields, validity and repair notes), since both share the cache."""
         mtime_ns, size, mtime, _inode = self.dir_state.files[rel]
         if cache is not None:
             meta = cache.get(rel, mtime_ns, size)
             if meta is not None:
-                return MemoryHeader(
-                    filename=rel,
-                    path=self.memory_dir / rel,
-                    mtime=mtime,
-                    description=_text(meta.get("description")),
-                    type=_text(meta.get("type")),
-                    name=_text(meta.get("name")),
-                )
+                return header_from_meta(self.memory_dir, rel, mtime, meta)
+        path = self.memory_dir / rel
         try:
-            header = read_header(self.memory_dir, rel, mtime)
-        except (OSError, UnicodeDecodeError, FrontmatterError) as exc:
+            lines = read_head(path, root=Path(os.path.realpath(self.memory_dir)))
+            meta, notes = header_meta(lines, path)
+        except (OSError, UnicodeDecodeError, FrontmatterError, UnsafePathError) as exc:
             log.debug("skipping %s: %s", rel, exc)
             return None
         if cache is not None:
-            meta = {"description": header.description, "type": header.type, "name": header.name}
-            cache.put(rel, mtime_ns, size, {k: v for k, v in meta.items() if v is not None})
-        return header
+            cache.put(rel, mtime_ns, size, meta, notes)
+        return header_from_meta(self.memory_dir, rel, mtime, meta)
 
     def _save(self, cache: HeaderCache) -> None:
         cache.retain(set(self._headers))
@@ -87,13 +84,6 @@ class HeaderTracker:
             cache.save()
         except OSError as exc:  # a derived cache must never fail recall
             log.warning("cannot write header cache %s: %s", cache.path, exc.strerror)
-
-
-def _text(value: object) -> str | None:
-    """Header values as the scan renders them: whitespace runs folded, empty as None."""
-    if value is None:
-        return None
-    return " ".join(str(value).split()) or None
 
 
 __all__ = ["HeaderTracker"]

@@ -96,6 +96,13 @@ class LocalFiles:
     skipped: list[Skipped] = field(default_factory=list)
 
 
+def pending_upload(local: LocalFiles, state: SyncState) -> list[str]:
+    """Local entries the server does not hold as they are (new or changed since the last sync)."""
+    return sorted(
+        k for k, v in local.entries.items() if state.server_checksums.get(k) != wire.checksum(v)
+    )
+
+
 def read_local(team_dir: Path) -> LocalFiles:
     """Walk ``team_dir`` once; return the shareable entries keyed by POSIX relative path."""
     found = LocalFiles()
