@@ -123,4 +123,3 @@ def partly_indexed(headers: list[MemoryHeader]) -> list[dict[str, Any]]:
         if size > RECALL_READ_BYTES:
             out.append({"path": h.filename, "bytes": size, "indexed_bytes": RECALL_READ_BYTES})
     return out
-
