@@ -31,6 +31,7 @@ Callers catch by class, never by message text::
  │    └── SyncRejectedError   any other 4xx (no such repo, too many entries, bad key; .status)
  ├── HookInputError           a host hook sent JSON memdir cannot use (bad shape, unsafe id)
  ├── DaemonError              the recall daemon is absent, stale or answered badly (fall back)
+ │    └── DaemonTimeoutError  it took the request but did not answer in time (it may still act)
  └── InstallError             a host config file cannot be merged (not a JSON object, ...)
 
 The value of a secret is never put in any exception message.
@@ -245,6 +246,11 @@ class HookInputError(MemdirError):
 
 class DaemonError(MemdirError):
     """The recall daemon could not answer; callers fall back to in-process recall."""
+
+
+class DaemonTimeoutError(DaemonError):
+    """The daemon received the request but gave no answer in time: it may still be acting on
+    it, so a caller with side effects must not simply run the request again."""
 
 
 class InstallError(MemdirError):

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from memdir.adapters import recall_client
-from memdir.adapters.recall_daemon import RecallDaemon, build_engine, recall_attachments
+from memdir.adapters.recall_daemon import RecallDaemon
 from memdir.errors import DaemonError
+from memdir.recall.warm import build_engine, recall_attachments
 from memdir.store import MemoryStore
 
 
@@ -165,7 +166,7 @@ def test_handler_evicts_the_least_recently_used_memory_dir(tmp_path: Path) -> No
             {"v": 1, "op": "warm", "memory_dir": memory_dir, "cache_dir": cache_dir}
         )
         assert answer["ok"]
-    assert list(daemon.engines) == dirs[1:]
+    assert list(daemon.warm.engines) == dirs[1:]
 
 
 def test_the_warm_index_follows_new_and_edited_memories(memory: tuple[Path, Path]) -> None:
@@ -175,7 +176,7 @@ def test_the_warm_index_follows_new_and_edited_memories(memory: tuple[Path, Path
 
     def names() -> list[str]:
         found = daemon.recall(str(memory_dir), str(cache_dir), ask, [], 5)
-        for fresh in daemon.freshness.values():  # let the after-answer refresh finish
+        for fresh in daemon.warm.freshness.values():  # let the after-answer refresh finish
             if fresh.background is not None:
                 fresh.background.join(30)
         return [Path(a["path"]).name for a in found]

@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-from memdir.errors import DaemonError
+from memdir.errors import DaemonError, DaemonTimeoutError
 
 TYPE_CHECKING = False  # typing, subprocess, tempfile: imported only where used (per-prompt path)
 if TYPE_CHECKING:
@@ -35,17 +35,26 @@ DEFAULT_IDLE_SECONDS = 900.0
 SPAWN_INTERVAL = 10.0
 MAX_MESSAGE_BYTES = 8 * 1024 * 1024
 _MAX_SOCKET_PATH = 100  # sun_path is 108 bytes on Linux, 104 on macOS
+_SERVED_CODE = (
+    "recall_daemon.py",
+    "claude_code/forwarded.py",
+    "claude_code/runner.py",
+    "claude_code/handlers.py",
+    "claude_code/lifecycle.py",
+    "claude_code/extraction.py",
+    "../recall/warm.py",
+)
 
 
 def fingerprint() -> str:
     """Identifies this memdir build: a daemon with another fingerprint is stale."""
     from memdir import __version__
 
-    server = Path(__file__).with_name("recall_daemon.py")
-    try:
-        stamp = server.stat().st_mtime_ns
-    except OSError:
-        stamp = 0
+    here = Path(__file__).parent
+    stamp = 0
+    for name in _SERVED_CODE:  # what the daemon runs for a request: edited code makes it stale
+        with contextlib.suppress(OSError):
+            stamp = max(stamp, (here / name).stat().st_mtime_ns)
     return f"{PROTOCOL}:{__version__}:{stamp}"
 
 
@@ -74,11 +83,13 @@ def ensure_private_dir(path: Path) -> None:
 def request(sock_path: Path, payload: dict[str, Any], *, timeout: float = DEFAULT_TIMEOUT) -> Any:
     """Send one JSON request, return the decoded answer; DaemonError on any failure."""
     data = json.dumps({"v": PROTOCOL, **payload}, ensure_ascii=False).encode("utf-8") + b"\n"
+    sent = False
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
             conn.settimeout(timeout)
             conn.connect(os.fspath(sock_path))
             conn.sendall(data)
+            sent = True
             conn.shutdown(socket.SHUT_WR)
             chunks: list[bytes] = []
             size = 0
@@ -90,7 +101,8 @@ def request(sock_path: Path, payload: dict[str, Any], *, timeout: float = DEFAUL
     except (FileNotFoundError, ConnectionRefusedError) as exc:
         raise DaemonError(f"no recall daemon at {sock_path} ({exc.strerror})") from None
     except TimeoutError:
-        raise DaemonError(f"recall daemon at {sock_path} did not answer in {timeout}s") from None
+        error = DaemonTimeoutError if sent else DaemonError
+        raise error(f"recall daemon at {sock_path} did not answer in {timeout}s") from None
     except OSError as exc:
         raise DaemonError(f"recall daemon at {sock_path}: {exc}") from None
     try:

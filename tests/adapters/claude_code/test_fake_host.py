@@ -253,13 +253,16 @@ def test_the_daemon_answers_byte_for_byte_like_the_full_cli(host: FakeHost) -> N
     [
         (["hook", "user-prompt-submit"], True),
         (["--claude", "--dir", "/m", "--json", "hook", "user-prompt-submit"], True),
-        (["hook", "stop"], False),
+        (["hook", "stop"], True),
+        (["hook", "session-end"], True),
         (["hook", "log"], False),
         (["--verbose", "hook", "user-prompt-submit"], False),
         (["recall", "hook"], False),
     ],
 )
-def test_only_prompt_hooks_take_the_fast_path(argv: list[str], forwarded: bool) -> None:
+def test_every_hook_event_and_nothing_else_takes_the_fast_path(
+    argv: list[str], forwarded: bool
+) -> None:
     assert (parse_argv(argv, "/p") is not None) is forwarded
 
 

@@ -159,6 +159,7 @@ def _spawn_worker(hc: HookContext, session_id: str, transcript: Path) -> None:
             start_new_session=True,
             close_fds=True,
             cwd=str(hc.paths.cwd),
+            env=dict(hc.env),  # the hook's environment, also when the daemon runs this hook
         )
 
 

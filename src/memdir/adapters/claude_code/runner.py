@@ -1,7 +1,7 @@
 """Run one hook event from raw stdin to (stdout, stderr), wherever it runs.
 
 The same function serves ``memdir hook <event>`` in a fresh process and the warm recall daemon
-answering a forwarded ``user-prompt-submit``, so both print byte-identical answers. Invariant:
+answering a forwarded event (:mod:`.forwarded`), so both print byte-identical answers. Invariant:
 :func:`run_event` never raises — bad JSON, broken settings, a locked state file or a bug all end
 as ``("", "memdir hook <event>: <one line>\\n")`` plus a record in the hook log.
 
@@ -22,6 +22,7 @@ from memdir.adapters.claude_code.handlers import (
     EXTRACT_MODES,
     HookContext,
     Recaller,
+    WarmUp,
     env_flag,
     user_prompt_submit,
 )
@@ -70,7 +71,12 @@ def daemon_idle(env: Mapping[str, str]) -> float:
 
 
 def make_context(
-    env: Mapping[str, str], cwd: Path, flags: HookFlags, *, recaller: Recaller | None = None
+    env: Mapping[str, str],
+    cwd: Path,
+    flags: HookFlags,
+    *,
+    recaller: Recaller | None = None,
+    warm_up: WarmUp | None = None,
 ) -> HookContext:
     """Resolve settings and paths for a hook running in ``cwd`` with ``env``."""
     from memdir.config import load_settings
@@ -96,6 +102,7 @@ def make_context(
         extract_mode=mode,
         worker_command=worker,
         recaller=recaller,
+        warm_up=warm_up,
     )
 
 
