@@ -327,3 +327,27 @@ def test_claude_layout_recalls_the_hosts_files_and_leaves_its_writer_alone(
         assert claude_files == [memory_dir / "MEMORY.md", memory_dir / "feedback_tests.md"]
     finally:
         host.stop_daemon()
+
+
+def test_every_event_is_answered_by_a_running_daemon(host: FakeHost) -> None:
+    """With the daemon up, no hook event pays a CLI start; stop's worker still extracts."""
+    host.memdir("hook", "daemon", "start")
+    s = host.session()
+    assert "# Memory (memdir)" in s.start().context
+    s.prompt("Remember that the nightly backup runs at 02:00 UTC.")
+    s.reply("Noted.")
+    assert s.stop().code == 0
+    assert s.wait_extracted().notices == ["Saved 1 memory"]  # the worker got the hook's env
+    assert s.hook("pre-compact", trigger="manual", custom_instructions=None).code == 0
+    end = s.hook("session-end", reason="other")
+    assert end.code == 0 and end.stderr == ""
+    log = json.loads(host.memdir("--json", "hook", "log", "--session", s.session_id).stdout)
+    hooks = [row for row in log if row["event"] != "extract"]
+    assert [row["event"] for row in hooks] == [
+        "session-start",
+        "user-prompt-submit",
+        "stop",
+        "pre-compact",
+        "session-end",
+    ]
+    assert all(row.get("daemon") for row in hooks), hooks

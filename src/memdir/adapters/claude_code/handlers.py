@@ -90,6 +90,8 @@ def should_recall(prompt: str) -> bool:
 def log_event(hc: HookContext, inp: HookInput, started: float, **fields: Any) -> None:
     entry = {"session": inp.session_id, "event": inp.event, **fields}
     entry["ms"] = round((time.perf_counter() - started) * 1000, 1)
+    if hc.warm_up is not None:
+        entry["daemon"] = True  # answered by the warm daemon, no hook process start
     hooklog.record(hc.cache_dir, entry)
 
 

@@ -45,6 +45,9 @@ HOOK_TIMEOUTS = {
     "pre-compact": 60,
     "session-end": 60,
 }
+# Events whose work the host need not wait for (extraction, the session-end drain and dream):
+# Claude Code runs an ``async`` command hook in the background.
+ASYNC_EVENTS = frozenset({"stop", "session-end"})
 
 
 @dataclass
@@ -88,6 +91,7 @@ def hook_specs(command: Sequence[str]) -> list[sm.HookSpec]:
             f"{prefix} hook {word}",
             HOOK_TIMEOUTS[word],
             matcher="" if host_name in ("SessionStart", "PreCompact", "SessionEnd") else None,
+            run_async=word in ASYNC_EVENTS,
         )
         for word, host_name in EVENTS.items()
     ]
