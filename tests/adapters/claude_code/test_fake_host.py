@@ -351,3 +351,17 @@ def test_every_event_is_answered_by_a_running_daemon(host: FakeHost) -> None:
         "session-end",
     ]
     assert all(row.get("daemon") for row in hooks), hooks
+
+
+@pytest.mark.parametrize("event", ["user-prompt-submit", "stop", "session-start"])
+def test_a_bad_setting_leaves_a_log_record_also_through_the_daemon(
+    host: FakeHost, event: str
+) -> None:
+    host.memdir("hook", "daemon", "start")
+    s = host.session()
+    host.env["MEMDIR_HOOK_EXTRACT"] = "sometimes"
+    run = s.hook(event, prompt="what about tabs in Go files?")
+    assert run.code == 0 and run.stdout == ""
+    assert run.stderr.startswith(f"memdir hook {event}: MEMDIR_HOOK_EXTRACT='sometimes'")
+    log = json.loads(host.memdir("--json", "hook", "log", "--session", s.session_id).stdout)
+    assert [(row["event"], "MEMDIR_HOOK_EXTRACT" in row["error"]) for row in log] == [(event, True)]

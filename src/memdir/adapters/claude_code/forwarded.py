@@ -18,7 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from memdir.adapters.claude_code.handlers import HookContext, recall_in_process
-from memdir.adapters.claude_code.runner import HANDLERS, HookFlags, make_context, run_event
+from memdir.adapters.claude_code.runner import (
+    HANDLERS,
+    HookFlags,
+    cache_dir_for,
+    make_context,
+    run_event,
+)
 from memdir.adapters.claude_code.state import Injected
 from memdir.recall.warm import WarmRecall
 
@@ -53,6 +59,6 @@ def serve_hook(body: dict[str, Any], warm: WarmRecall) -> dict[str, Any]:
         str(event),
         raw.encode("utf-8"),
         lambda c: make_context(env, c or home, hook_flags, recaller=recaller, warm_up=warm_up),
-        lambda: make_context(env, home, hook_flags).cache_dir,
+        lambda: cache_dir_for(env, home, hook_flags),
     )
     return {"stdout": stdout, "stderr": stderr}

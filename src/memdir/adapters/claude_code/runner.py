@@ -70,6 +70,22 @@ def daemon_idle(env: Mapping[str, str]) -> float:
     return value
 
 
+def cache_dir_for(env: Mapping[str, str], cwd: Path, flags: HookFlags) -> Path:
+    """The cache dir (hook log, state) from the settings alone: a bad hook-only setting such
+    as ``MEMDIR_HOOK_EXTRACT`` must still leave its record in the log."""
+    from memdir.config import load_settings
+    from memdir.paths import resolve_paths
+
+    settings = load_settings(
+        env,
+        cwd=cwd,
+        flag_settings=flags.settings,
+        claude_mode=flags.claude,
+        memory_dir_flag=flags.memory_dir,
+    )
+    return resolve_paths(settings, cwd=cwd).cache_dir
+
+
 def make_context(
     env: Mapping[str, str],
     cwd: Path,
