@@ -293,6 +293,7 @@ def cmd_doctor(ctx: CliContext) -> int:
                 {"kind": "index-over-limit", "path": r["index"], "detail": r["over_limit"]}
             )
     problems += _secret_problems(ctx)
+    problems += _install_problems(ctx)
     index_text = read_entrypoint(store.root)
     loaded = load_for_prompt(index_text)
     summary = {
@@ -311,6 +312,19 @@ def cmd_doctor(ctx: CliContext) -> int:
     text.append("no problems found" if not problems else f"{len(problems)} problem(s)")
     ctx.out.data(summary, "\n".join(text))
     return 1 if problems else 0
+
+
+def _install_problems(ctx: CliContext) -> list[dict[str, str]]:
+    """Installed hooks and MCP servers whose program the host would not find (exit 127)."""
+    from memdir.adapters.claude_code.install import InstallRecord
+    from memdir.adapters.claude_code.resolve import installed_problems
+    from memdir.errors import InstallError
+
+    try:
+        record = InstallRecord(ctx.settings.memdir_home).load()
+    except InstallError as exc:
+        return [{"kind": "install-record", "path": "installs.json", "detail": str(exc)}]
+    return installed_problems(record, ctx.env)
 
 
 def _inactive(headers: list[Any]) -> dict[str, tuple[str, str]]:

@@ -33,7 +33,7 @@ def _command(ctx: CliContext, host: str) -> list[str]:
     from memdir.adapters.claude_code.install import memdir_command
 
     args = ctx.args
-    command = memdir_command(ctx.env.get("PATH"))
+    command = memdir_command(ctx.env)
     if host == "claude-desktop" and args.dir is None:
         command += ["--dir", str(ctx.memory_dir)]  # the desktop app has no project directory
     elif args.dir is not None:

@@ -23,7 +23,6 @@ import difflib
 import json
 import os
 import shlex
-import shutil
 import stat
 import sys
 from collections.abc import Mapping, Sequence
@@ -71,14 +70,16 @@ class FileChange:
         return "".join(lines)
 
 
-def memdir_command(search_path: str | None = None) -> list[str]:
-    """How the host should start this memdir: plain ``memdir`` when ``search_path`` (PATH)
-    finds this very install (portable in a shared project file), else an absolute path."""
+def memdir_command(env: Mapping[str, str]) -> list[str]:
+    """How the host should start this memdir: plain ``memdir`` when a clean login shell finds
+    this very install (portable in a shared project file), else an absolute path — the PATH
+    of the terminal running ``install`` (an activated virtualenv) is not the host's."""
+    from memdir.adapters.claude_code.resolve import resolves_to
+
     script = Path(sys.executable).parent / "memdir"
     if not (script.is_file() and os.access(script, os.X_OK)):
         return [sys.executable, "-m", "memdir"]
-    found = shutil.which("memdir", path=search_path) if search_path else None
-    if found and os.path.realpath(found) == os.path.realpath(script):
+    if resolves_to("memdir", script, env):
         return ["memdir"]
     return [str(script)]
 
