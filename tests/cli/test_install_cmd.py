@@ -263,3 +263,33 @@ def test_doctor_names_installed_commands_the_host_would_not_find(cli: Cli) -> No
     assert code == 1
     assert sorted(Path(p["path"]).name for p in unresolved) == [".mcp.json", "settings.json"]
     assert "exit 127" in unresolved[0]["detail"]
+
+
+def _plugin(cli: Cli, *, enabled: bool | None = None) -> None:
+    plugins = cli.home / ".claude" / "plugins"
+    plugins.mkdir(parents=True, exist_ok=True)
+    entry = {"scope": "user", "installPath": str(plugins / "cache"), "version": "0.1.0"}
+    (plugins / "installed_plugins.json").write_text(
+        json.dumps({"version": 2, "plugins": {"memdir@memdir": [entry]}})
+    )
+    if enabled is not None:
+        settings = {"enabledPlugins": {"memdir@memdir": enabled}}
+        (cli.home / ".claude" / "settings.json").write_text(json.dumps(settings))
+
+
+def test_install_refuses_when_the_plugin_already_runs_the_hooks(cli: Cli) -> None:
+    _plugin(cli)
+    code, _, err = cli("install", "claude-code", "--project")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "plugin memdir@memdir" in err and "twice" in err
+    assert not (cli.project / ".claude" / "settings.json").exists()
+    _plugin(cli, enabled=False)  # disabled in the host: no duplicate
+    code, _, err = cli("install", "claude-code", "--project")
+    assert code == 0, err
+
+
+def test_install_refuses_a_second_scope(cli: Cli) -> None:
+    assert cli("install", "claude-code", "--project")[0] == 0
+    code, _, err = cli("install", "claude-code", "--user")
+    assert code == 2 and "memdir uninstall claude-code --project" in err
+    assert cli("install", "claude-code", "--project")[0] == 0  # the same scope again is fine
