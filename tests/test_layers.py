@@ -26,6 +26,7 @@ CORE = {
     "paths",
     "validity",
     "slug",
+    "native",
 }
 ADAPTERS = {"adapters", "cli", "__main__"}
 
