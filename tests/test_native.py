@@ -12,7 +12,8 @@ PROGRAM = textwrap.dedent(
     """
     import sys, threading, time
     from memdir import native
-    
+    from memdir.errors import ShutdownError
+
     started = threading.Event()
 
     def build():
