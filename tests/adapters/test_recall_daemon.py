@@ -197,3 +197,20 @@ def test_the_warm_index_follows_new_and_edited_memories(memory: tuple[Path, Path
         fh.truncate()
     names()  # answered from the index as it was; refreshed right after
     assert "coffee.md" in names()
+
+
+def test_a_hook_waits_for_a_daemon_started_moments_ago_not_for_none(tmp_path: Path) -> None:
+    import threading
+
+    sock = tmp_path / "run" / "recall.sock"
+    sock.parent.mkdir()
+    assert recall_client.wait_if_starting(sock) is False  # never spawned: no wait
+    stamp = sock.with_name(sock.name + ".spawned")
+    stamp.touch()
+    threading.Timer(0.3, sock.touch).start()  # the daemon binds its socket a moment later
+    assert recall_client.wait_if_starting(sock) is True
+    sock.unlink()
+    os.utime(stamp, (time.time() - 60, time.time() - 60))  # a spawn long ago that never came up
+    started = time.monotonic()
+    assert recall_client.wait_if_starting(sock) is False
+    assert time.monotonic() - started < recall_client.START_WAIT

@@ -33,6 +33,7 @@ PROTOCOL = 1
 DEFAULT_TIMEOUT = 5.0  # seconds for one recall; the hook gives up (injects nothing) after it
 DEFAULT_IDLE_SECONDS = 900.0
 SPAWN_INTERVAL = 10.0
+START_WAIT = 3.0  # how long a hook waits for a daemon spawned moments ago to listen
 MAX_MESSAGE_BYTES = 8 * 1024 * 1024
 _MAX_SOCKET_PATH = 100  # sun_path is 108 bytes on Linux, 104 on macOS
 _SERVED_CODE = (
@@ -148,6 +149,25 @@ def recall(
     if not isinstance(found, list):
         raise DaemonError("recall daemon sent a malformed answer")
     return found
+
+
+def wait_if_starting(sock_path: Path) -> bool:
+    """Wait (up to :data:`START_WAIT`) for a daemon spawned in the last few seconds to create
+    its socket; True when the socket exists (now or already)."""
+    if sock_path.exists():
+        return True
+    stamp = sock_path.with_name(sock_path.name + ".spawned")
+    try:
+        if time.time() - stamp.stat().st_mtime >= SPAWN_INTERVAL:
+            return False  # nobody is starting one
+    except OSError:
+        return False
+    deadline = time.monotonic() + START_WAIT
+    while time.monotonic() < deadline:
+        time.sleep(0.02)
+        if sock_path.exists():
+            return True
+    return False
 
 
 def spawn(

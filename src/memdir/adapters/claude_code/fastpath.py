@@ -8,6 +8,9 @@ stdin, cwd, global flags and environment to the daemon, which runs the very same
 stdout and stderr. The whole environment goes along because the worker that ``stop`` starts
 must see what the hook saw (PATH, PYTHONPATH, the model's key).
 
+A daemon started moments ago (by ``session-start``) is waited for, briefly: loading the
+recall engine a second time in this process, on the same cores, would only slow both down.
+
 Anything unusual — flags it does not know, no daemon, a stale daemon, stdin that is not UTF-8,
 ``MEMDIR_HOOK_DAEMON=0`` — returns None and the full CLI runs instead, with stdin handed over
 intact. One exception: when the daemon took an event with side effects (every event but the
@@ -82,6 +85,7 @@ def forward(
     except UnicodeDecodeError:
         return None
     sock = recall_client.socket_path(home)
+    recall_client.wait_if_starting(sock)
     try:
         answer = recall_client.request(
             sock,

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memdir.adapters import recall_client
 from memdir.adapters.claude_code import hooklog, lifecycle
@@ -28,6 +29,10 @@ from memdir.adapters.claude_code.handlers import (
 )
 from memdir.adapters.claude_code.hookio import HookInput, parse_input
 from memdir.errors import ConfigError
+
+if TYPE_CHECKING:
+    from memdir.config import Settings
+    from memdir.paths import ResolvedPaths
 
 HANDLERS: dict[str, Callable[[HookInput, HookContext], str]] = {
     "session-start": lifecycle.session_start,
@@ -70,9 +75,9 @@ def daemon_idle(env: Mapping[str, str]) -> float:
     return value
 
 
-def cache_dir_for(env: Mapping[str, str], cwd: Path, flags: HookFlags) -> Path:
-    """The cache dir (hook log, state) from the settings alone: a bad hook-only setting such
-    as ``MEMDIR_HOOK_EXTRACT`` must still leave its record in the log."""
+def _settings_and_paths(
+    env: Mapping[str, str], cwd: Path, flags: HookFlags
+) -> tuple[Settings, ResolvedPaths]:
     from memdir.config import load_settings
     from memdir.paths import resolve_paths
 
@@ -83,7 +88,13 @@ def cache_dir_for(env: Mapping[str, str], cwd: Path, flags: HookFlags) -> Path:
         claude_mode=flags.claude,
         memory_dir_flag=flags.memory_dir,
     )
-    return resolve_paths(settings, cwd=cwd).cache_dir
+    return settings, resolve_paths(settings, cwd=cwd)
+
+
+def cache_dir_for(env: Mapping[str, str], cwd: Path, flags: HookFlags) -> Path:
+    """The cache dir (hook log, state) from the settings alone: a bad hook-only setting such
+    as ``MEMDIR_HOOK_EXTRACT`` must still leave its record in the log."""
+    return _settings_and_paths(env, cwd, flags)[1].cache_dir
 
 
 def make_context(
@@ -95,23 +106,14 @@ def make_context(
     warm_up: WarmUp | None = None,
 ) -> HookContext:
     """Resolve settings and paths for a hook running in ``cwd`` with ``env``."""
-    from memdir.config import load_settings
-    from memdir.paths import resolve_paths
-
     mode = env.get("MEMDIR_HOOK_EXTRACT", "auto").strip().lower() or "auto"
     if mode not in EXTRACT_MODES:
         raise ConfigError(f"MEMDIR_HOOK_EXTRACT={mode!r}: choose {', '.join(EXTRACT_MODES)}")
-    settings = load_settings(
-        env,
-        cwd=cwd,
-        flag_settings=flags.settings,
-        claude_mode=flags.claude,
-        memory_dir_flag=flags.memory_dir,
-    )
+    settings, paths = _settings_and_paths(env, cwd, flags)
     worker = [sys.executable, "-m", "memdir", *flags.argv(), "hook", "extract-worker"]
     return HookContext(
         settings=settings,
-        paths=resolve_paths(settings, cwd=cwd),
+        paths=paths,
         env=env,
         use_daemon=env_flag(env, "MEMDIR_HOOK_DAEMON", True),
         daemon_idle=daemon_idle(env),
