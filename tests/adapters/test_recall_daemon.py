@@ -211,6 +211,4 @@ def test_a_hook_waits_for_a_daemon_started_moments_ago_not_for_none(tmp_path: Pa
     assert recall_client.wait_if_starting(sock) is True
     sock.unlink()
     os.utime(stamp, (time.time() - 60, time.time() - 60))  # a spawn long ago that never came up
-    started = time.monotonic()
     assert recall_client.wait_if_starting(sock) is False
-    assert time.monotonic() - started < recall_client.START_WAIT
