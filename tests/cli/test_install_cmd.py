@@ -232,7 +232,7 @@ def test_an_activated_venv_is_not_the_hosts_path_so_install_writes_the_absolute_
     assert command == f"{VENV_BIN / 'memdir'} hook user-prompt-submit"
     payload = json.dumps({"session_id": "s1", "cwd": str(cli.project), "prompt": "hi there"})
     host_env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
-    host_env.update(HOME=str(cli.home), PATH="/usr/bin:/bin")  # the host's own PATH
+    host_env.update(HOME=str(cli.home), PATH="/usr/bin:/bin", MEMDIR_HOOK_DAEMON="0")
     proc = subprocess.run(
         ["/bin/sh", "-c", command],
         input=payload,
