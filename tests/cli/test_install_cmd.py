@@ -293,3 +293,12 @@ def test_install_refuses_a_second_scope(cli: Cli) -> None:
     code, _, err = cli("install", "claude-code", "--user")
     assert code == 2 and "memdir uninstall claude-code --project" in err
     assert cli("install", "claude-code", "--project")[0] == 0  # the same scope again is fine
+
+
+def test_doctor_names_a_plugin_installed_after_a_project_install(cli: Cli) -> None:
+    assert cli("install", "claude-code", "--project")[0] == 0
+    _plugin(cli)  # installed in Claude Code afterwards: install could not refuse it
+    code, out, _ = cli("doctor")
+    duplicate = [p for p in out["problems"] if p["kind"] == "install-duplicate"]
+    assert code == 1 and len(duplicate) == 1
+    assert "plugin memdir@memdir" in duplicate[0]["detail"]

@@ -315,16 +315,23 @@ def cmd_doctor(ctx: CliContext) -> int:
 
 
 def _install_problems(ctx: CliContext) -> list[dict[str, str]]:
-    """Installed hooks and MCP servers whose program the host would not find (exit 127)."""
-    from memdir.adapters.claude_code.install import InstallRecord
+    """Installed hooks and MCP servers whose program the host would not find (exit 127), and
+    memdir active in Claude Code twice."""
+    from pathlib import Path
+
+    from memdir.adapters.claude_code.duplicates import doctor_problems
+    from memdir.adapters.claude_code.install import InstallRecord, Locations
     from memdir.adapters.claude_code.resolve import installed_problems
     from memdir.errors import InstallError
 
+    home = Path(ctx.env["HOME"]) if ctx.env.get("HOME") else Path.home()
+    loc = Locations.from_env(ctx.env, home=home, project_root=ctx.paths.project_root)
+    problems = doctor_problems(loc.claude_config_dir, loc.project_root)
     try:
         record = InstallRecord(ctx.settings.memdir_home).load()
     except InstallError as exc:
-        return [{"kind": "install-record", "path": "installs.json", "detail": str(exc)}]
-    return installed_problems(record, ctx.env)
+        return [*problems, {"kind": "install-record", "path": "installs.json", "detail": str(exc)}]
+    return [*problems, *installed_problems(record, ctx.env)]
 
 
 def _inactive(headers: list[Any]) -> dict[str, tuple[str, str]]:

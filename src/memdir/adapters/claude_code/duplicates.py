@@ -72,3 +72,15 @@ def conflicts(
             f"memdir's hooks in {other} (`memdir uninstall claude-code --{other_scope}` first)"
         )
     return found
+
+
+def doctor_problems(claude_config_dir: Path, project_root: Path) -> list[dict[str, str]]:
+    """Every pair of active forms found here (a plugin installed after a hooks install...)."""
+    user = claude_config_dir / "settings.json"
+    project = project_root / ".claude" / "settings.json"
+    forms = [f"plugin {p}" for p in [active_plugin(claude_config_dir, project_root)] if p]
+    forms += [str(path) for path in (user, project) if hooks_installed(path)]
+    if len(forms) < 2:
+        return []
+    detail = "memdir's hooks run twice in Claude Code, from " + " and ".join(forms)
+    return [{"kind": "install-duplicate", "path": forms[-1], "detail": detail}]
