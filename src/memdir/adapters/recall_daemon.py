@@ -47,6 +47,8 @@ from memdir.recall.warm import MAX_ENGINES, WarmRecall
 
 log = logging.getLogger(__name__)
 
+FINISH_SECONDS = 60.0  # at exit, how long requests in flight may still run
+
 
 def rss_kib() -> int:
     """Resident memory of this process in KiB (0 where /proc is missing)."""
@@ -217,6 +219,10 @@ def serve(
         with contextlib.suppress(OSError):
             if sock_path.stat().st_ino == inode:
                 sock_path.unlink()
+        # a request it took (a session-end draining extraction) finishes before the exit
+        deadline = time.monotonic() + FINISH_SECONDS
+        while daemon.in_flight and time.monotonic() < deadline:
+            time.sleep(0.05)
     finally:
         lock.release()
     return 0
