@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import machine, percentile, table
 from hook_bench import MEMDIR, timed
+from memdir.adapters import recall_client
 from scale import generate
 
 EVENTS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -116,9 +117,12 @@ def measure(n: int, runs: int, workdir: Path) -> list[dict[str, Any]]:
         ]
         rows.append({"case": f"{event}, daemon up", "ms": calls})
     cold_start, cold_prompt = [], []
+    sock = recall_client.socket_path(home / ".memdir")
+    stamp = sock.with_name(sock.name + ".spawned")
     for _ in range(runs):
         daemon(base, env, project, "stop")
         time.sleep(1.0)  # let it exit and release the socket
+        stamp.unlink(missing_ok=True)  # truly cold: no daemon started in the last seconds
         start = payload("session-start", project, workdir)
         cold_start.append(timed([*base, "hook", "session-start"], env, project, start))
         prompt = payload("user-prompt-submit", project, workdir)

@@ -206,9 +206,13 @@ def test_a_hook_waits_for_a_daemon_started_moments_ago_not_for_none(tmp_path: Pa
     sock.parent.mkdir()
     assert recall_client.wait_if_starting(sock) is False  # never spawned: no wait
     stamp = sock.with_name(sock.name + ".spawned")
-    stamp.touch()
+    stamp.write_text(str(os.getpid()))  # a live "daemon"
     threading.Timer(0.3, sock.touch).start()  # the daemon binds its socket a moment later
     assert recall_client.wait_if_starting(sock) is True
     sock.unlink()
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stamp.write_text(str(dead.pid))  # spawned moments ago but already gone (stopped, crashed)
+    assert recall_client.wait_if_starting(sock) is False
     os.utime(stamp, (time.time() - 60, time.time() - 60))  # a spawn long ago that never came up
     assert recall_client.wait_if_starting(sock) is False

@@ -152,15 +152,16 @@ def recall(
 
 
 def wait_if_starting(sock_path: Path) -> bool:
-    """Wait (up to :data:`START_WAIT`) for a daemon spawned in the last few seconds to create
-    its socket; True when the socket exists (now or already)."""
+    """Wait (up to :data:`START_WAIT`) for a daemon spawned in the last few seconds, and still
+    alive, to create its socket; True when the socket exists (now or already)."""
     if sock_path.exists():
         return True
     stamp = sock_path.with_name(sock_path.name + ".spawned")
     try:
         if time.time() - stamp.stat().st_mtime >= SPAWN_INTERVAL:
             return False  # nobody is starting one
-    except OSError:
+        os.kill(int(stamp.read_text().strip()), 0)  # the daemon spawned then is still alive
+    except (OSError, ValueError):
         return False
     deadline = time.monotonic() + START_WAIT
     while time.monotonic() < deadline:
@@ -195,7 +196,7 @@ def spawn(
         command += ["--warm", str(warm[0]), str(warm[1])]
     err = open(log_file, "ab") if log_file is not None else subprocess.DEVNULL  # noqa: SIM115
     try:
-        subprocess.Popen(
+        child = subprocess.Popen(
             command,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -206,4 +207,6 @@ def spawn(
     finally:
         if not isinstance(err, int):
             err.close()
+    with contextlib.suppress(OSError):  # who is starting: a hook waits only while it lives
+        stamp.write_text(str(child.pid))
     return True
