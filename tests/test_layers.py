@@ -26,6 +26,7 @@ CORE = {
     "paths",
     "validity",
     "slug",
+    "native",
 }
 ADAPTERS = {"adapters", "cli", "ui", "__main__"}
 
@@ -87,3 +88,46 @@ def test_core_modules_do_not_import_each_other_in_a_circle() -> None:
 
     circular = sorted(name for name in graph if reaches(name, name, {name}))
     assert circular == []
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+KNOWN = {module_name(p) for p in MODULES}
+
+
+def module_imports(path: Path) -> set[str]:
+    """memdir modules ``path`` imports anywhere (lazy and type-only imports count too)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:  # `from pkg import module` names a module
+                if f"{node.module}.{alias.name}" in KNOWN:
+                    found.add(f"{node.module}.{alias.name}")
+                elif node.module in KNOWN:
+                    found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name in KNOWN)
+    return found - {"memdir"}
+
+
+def circles(package: str) -> list[str]:
+    """Modules of ``package`` that reach themselves through imports among its modules."""
+    inside = {module_name(p): p for p in MODULES if module_name(p).startswith(package)}
+    graph = {name: module_imports(path) & set(inside) for name, path in inside.items()}
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        for nxt in graph.get(start, set()):
+            if nxt == goal or (nxt not in seen and reaches(nxt, goal, seen | {nxt})):
+                return True
+        return False
+
+    return sorted(name for name in graph if reaches(name, name, {name}))
+
+
+@pytest.mark.parametrize("package", ["memdir.adapters", "memdir.recall"])
+def test_no_import_circles(package: str) -> None:
+    """The recall daemon is a transport above the hooks: hooks reach it over its socket only."""
+    assert circles(package) == []

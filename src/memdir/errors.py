@@ -31,7 +31,9 @@ Callers catch by class, never by message text::
  │    ├── SyncConflictError   412 retries exhausted
  │    └── SyncRejectedError   any other 4xx (no such repo, too many entries, bad key; .status)
  ├── HookInputError           a host hook sent JSON memdir cannot use (bad shape, unsafe id)
+ ├── ShutdownError            the process is exiting: background native work stops here
  ├── DaemonError              the recall daemon is absent, stale or answered badly (fall back)
+ │    └── DaemonTimeoutError  it took the request but did not answer in time (it may still act)
  ├── InstallError             a host config file cannot be merged (not a JSON object, ...)
  └── CsrfError                a `memdir ui` form without this start's token (cross-site request)
 
@@ -262,8 +264,18 @@ class HookInputError(MemdirError):
     """The JSON a host passed to ``memdir hook <event>`` is unusable."""
 
 
+class ShutdownError(MemdirError):
+    """The process is exiting: background native work (an index build) stops between batches
+    instead of being cut through by the interpreter's exit."""
+
+
 class DaemonError(MemdirError):
     """The recall daemon could not answer; callers fall back to in-process recall."""
+
+
+class DaemonTimeoutError(DaemonError):
+    """The daemon received the request but gave no answer in time: it may still be acting on
+    it, so a caller with side effects must not simply run the request again."""
 
 
 class InstallError(MemdirError):

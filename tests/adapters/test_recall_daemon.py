@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from memdir.adapters import recall_client
-from memdir.adapters.recall_daemon import RecallDaemon, build_engine, recall_attachments
+from memdir.adapters.recall_daemon import RecallDaemon
 from memdir.errors import DaemonError
+from memdir.recall.warm import build_engine, recall_attachments
 from memdir.store import MemoryStore
 
 
@@ -165,7 +166,7 @@ def test_handler_evicts_the_least_recently_used_memory_dir(tmp_path: Path) -> No
             {"v": 1, "op": "warm", "memory_dir": memory_dir, "cache_dir": cache_dir}
         )
         assert answer["ok"]
-    assert list(daemon.engines) == dirs[1:]
+    assert list(daemon.warm.engines) == dirs[1:]
 
 
 def test_the_warm_index_follows_new_and_edited_memories(memory: tuple[Path, Path]) -> None:
@@ -175,7 +176,7 @@ def test_the_warm_index_follows_new_and_edited_memories(memory: tuple[Path, Path
 
     def names() -> list[str]:
         found = daemon.recall(str(memory_dir), str(cache_dir), ask, [], 5)
-        for fresh in daemon.freshness.values():  # let the after-answer refresh finish
+        for fresh in daemon.warm.freshness.values():  # let the after-answer refresh finish
             if fresh.background is not None:
                 fresh.background.join(30)
         return [Path(a["path"]).name for a in found]
@@ -196,3 +197,22 @@ def test_the_warm_index_follows_new_and_edited_memories(memory: tuple[Path, Path
         fh.truncate()
     names()  # answered from the index as it was; refreshed right after
     assert "coffee.md" in names()
+
+
+def test_a_hook_waits_for_a_daemon_started_moments_ago_not_for_none(tmp_path: Path) -> None:
+    import threading
+
+    sock = tmp_path / "run" / "recall.sock"
+    sock.parent.mkdir()
+    assert recall_client.wait_if_starting(sock) is False  # never spawned: no wait
+    stamp = sock.with_name(sock.name + ".spawned")
+    stamp.write_text(str(os.getpid()))  # a live "daemon"
+    threading.Timer(0.3, sock.touch).start()  # the daemon binds its socket a moment later
+    assert recall_client.wait_if_starting(sock) is True
+    sock.unlink()
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stamp.write_text(str(dead.pid))  # spawned moments ago but already gone (stopped, crashed)
+    assert recall_client.wait_if_starting(sock) is False
+    os.utime(stamp, (time.time() - 60, time.time() - 60))  # a spawn long ago that never came up
+    assert recall_client.wait_if_starting(sock) is False

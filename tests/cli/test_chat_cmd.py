@@ -74,6 +74,12 @@ class Terminal:
         return code
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a running process (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def script(path: Path, steps: list[dict[str, Any]]) -> Path:
     path.write_text(json.dumps({"steps": steps}), "utf-8")
     return path
@@ -88,14 +94,18 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
-def chat(tmp_path: Path, project: Path, replies: Path) -> Terminal:
+def chat(
+    tmp_path: Path, project: Path, replies: Path, extra: dict[str, str] | None = None
+) -> Terminal:
     env = {
         "HOME": str(tmp_path / "home"),
         "PATH": os.environ.get("PATH", os.defpath),
+        "PYTHONPATH": os.environ.get("PYTHONPATH", ""),  # the sources under test, if not installed
         "MEMDIR_MODEL": f"scripted:{replies}",
         "HF_HUB_OFFLINE": "1",
         "TERM": "dumb",
         "MEMDIR_RECALL": "local",  # the scripted replies are for the chat model only
+        **(extra or {}),
     }
     # A generous recall wait: a loaded CI machine must not turn this into a timing test.
     argv = [sys.executable, "-m", "memdir", "chat", "--extract", "rules", "--recall-wait", "60"]
@@ -189,3 +199,30 @@ def test_no_tools_offers_the_model_nothing_to_call(
     text = out.getvalue()
     assert "[Read] error:" in text and "port = 6543" not in text  # the call had no tool to run
     assert "ok" in text
+
+
+def test_exit_while_the_first_index_build_runs_is_clean(tmp_path: Path, project: Path) -> None:
+    """Regression (SIGABRT, exit 134): the search-index build on the warm-up thread was still
+    inside onnxruntime when the process exited; the exit now stops it between batches."""
+    memory_dir = tmp_path / "memory"
+    memory_dir.mkdir()
+    for i in range(600):  # a few seconds of embedding: still building when /exit comes
+        (memory_dir / f"note_{i}.md").write_text(
+            f"---\nname: Note {i}\ndescription: deploy note {i} about service {i * 7}\n"
+            f"type: project\n---\nService {i * 7} deploys with step {i}.\n",
+            "utf-8",
+        )
+    replies = script(tmp_path / "r.json", [])
+    term = chat(tmp_path, project, replies, {"MEMDIR_DIR": str(memory_dir)})
+    term.expect("> ")
+    # /exit only once the build is embedding: the model loads in well under 3 s of CPU, and
+    # 600 memories take several times that (the search index is saved only at the end)
+    deadline = time.monotonic() + 120
+    while cpu_seconds(term.proc.pid) < 3.0:
+        assert time.monotonic() < deadline and term.proc.poll() is None, term.output
+        time.sleep(0.1)
+    cache = tmp_path / "home" / ".memdir" / "cache"
+    assert not list(cache.rglob("*.npy")) and not list(cache.rglob("*index*"))  # still building
+    term.send("/exit")
+    assert term.close() == 0, term.output
+    assert "terminate called" not in term.output

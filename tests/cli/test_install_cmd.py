@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -208,3 +209,96 @@ def test_uninstall_keeps_what_the_user_changed_since_the_install(cli: Cli) -> No
         "model": "sonnet",
         "permissions": {"allow": ["Bash(make)"]},
     }
+
+
+VENV_BIN = Path(sys.executable).parent
+
+
+def _installed_command(cli: Cli, env: dict[str, str]) -> str:
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["--json", "install", "claude-code", "--project"]
+    assert main(argv, env=env, cwd=cli.project, stdout=out, stderr=err) == 0, err.getvalue()
+    settings = json.loads((cli.project / ".claude" / "settings.json").read_text())
+    return str(settings["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"])
+
+
+def test_an_activated_venv_is_not_the_hosts_path_so_install_writes_the_absolute_path(
+    cli: Cli,
+) -> None:
+    """The real-host defect: installed from a terminal with the venv on PATH, the host started
+    without it got exit 127 on every hook. The hook must run from a shell without the venv."""
+    env = {"HOME": str(cli.home), "PATH": f"{VENV_BIN}:/usr/bin:/bin"}
+    command = _installed_command(cli, env)
+    assert command == f"{VENV_BIN / 'memdir'} hook user-prompt-submit"
+    payload = json.dumps({"session_id": "s1", "cwd": str(cli.project), "prompt": "hi there"})
+    host_env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+    host_env.update(HOME=str(cli.home), PATH="/usr/bin:/bin", MEMDIR_HOOK_DAEMON="0")
+    proc = subprocess.run(
+        ["/bin/sh", "-c", command],
+        input=payload,
+        capture_output=True,
+        text=True,
+        cwd=cli.project,
+        env=host_env,
+        timeout=120,
+    )
+    assert proc.returncode == 0 and "memdir hook" not in proc.stderr, proc.stderr
+
+
+def test_plain_memdir_when_a_login_shell_finds_this_install(cli: Cli) -> None:
+    (cli.home / ".profile").write_text(f'PATH="{VENV_BIN}:$PATH"\n')
+    env = {"HOME": str(cli.home), "PATH": "/usr/bin:/bin"}
+    assert _installed_command(cli, env) == "memdir hook user-prompt-submit"
+
+
+def test_doctor_names_installed_commands_the_host_would_not_find(cli: Cli) -> None:
+    (cli.home / ".profile").write_text(f'PATH="{VENV_BIN}:$PATH"\n')
+    env = {"HOME": str(cli.home), "PATH": "/usr/bin:/bin"}
+    _installed_command(cli, env)  # plain `memdir`: found today
+    code, out, _ = cli("doctor")
+    assert [p for p in out["problems"] if p["kind"] == "install-unresolved"] == []
+    (cli.home / ".profile").unlink()  # the user's PATH changed since
+    code, out, _ = cli("doctor")
+    unresolved = [p for p in out["problems"] if p["kind"] == "install-unresolved"]
+    assert code == 1
+    assert sorted(Path(p["path"]).name for p in unresolved) == [".mcp.json", "settings.json"]
+    assert "exit 127" in unresolved[0]["detail"]
+
+
+def _plugin(cli: Cli, *, enabled: bool | None = None) -> None:
+    plugins = cli.home / ".claude" / "plugins"
+    plugins.mkdir(parents=True, exist_ok=True)
+    entry = {"scope": "user", "installPath": str(plugins / "cache"), "version": "0.1.0"}
+    (plugins / "installed_plugins.json").write_text(
+        json.dumps({"version": 2, "plugins": {"memdir@memdir": [entry]}})
+    )
+    if enabled is not None:
+        settings = {"enabledPlugins": {"memdir@memdir": enabled}}
+        (cli.home / ".claude" / "settings.json").write_text(json.dumps(settings))
+
+
+def test_install_refuses_when_the_plugin_already_runs_the_hooks(cli: Cli) -> None:
+    _plugin(cli)
+    code, _, err = cli("install", "claude-code", "--project")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "plugin memdir@memdir" in err and "twice" in err
+    assert not (cli.project / ".claude" / "settings.json").exists()
+    _plugin(cli, enabled=False)  # disabled in the host: no duplicate
+    code, _, err = cli("install", "claude-code", "--project")
+    assert code == 0, err
+
+
+def test_install_refuses_a_second_scope(cli: Cli) -> None:
+    assert cli("install", "claude-code", "--project")[0] == 0
+    code, _, err = cli("install", "claude-code", "--user")
+    assert code == 2 and "memdir uninstall claude-code --project" in err
+    assert cli("install", "claude-code", "--project")[0] == 0  # the same scope again is fine
+
+
+def test_doctor_names_a_plugin_installed_after_a_project_install(cli: Cli) -> None:
+    assert cli("install", "claude-code", "--project")[0] == 0
+    _plugin(cli)  # installed in Claude Code afterwards: install could not refuse it
+    code, out, _ = cli("doctor")
+    duplicate = [p for p in out["problems"] if p["kind"] == "install-duplicate"]
+    assert code == 1 and len(duplicate) == 1
+    assert "plugin memdir@memdir" in duplicate[0]["detail"]

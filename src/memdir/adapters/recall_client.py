@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-from memdir.errors import DaemonError
+from memdir.errors import DaemonError, DaemonTimeoutError
 
 TYPE_CHECKING = False  # typing, subprocess, tempfile: imported only where used (per-prompt path)
 if TYPE_CHECKING:
@@ -33,19 +33,29 @@ PROTOCOL = 1
 DEFAULT_TIMEOUT = 5.0  # seconds for one recall; the hook gives up (injects nothing) after it
 DEFAULT_IDLE_SECONDS = 900.0
 SPAWN_INTERVAL = 10.0
+START_WAIT = 3.0  # how long a hook waits for a daemon spawned moments ago to listen
 MAX_MESSAGE_BYTES = 8 * 1024 * 1024
 _MAX_SOCKET_PATH = 100  # sun_path is 108 bytes on Linux, 104 on macOS
+_SERVED_CODE = (
+    "recall_daemon.py",
+    "claude_code/forwarded.py",
+    "claude_code/runner.py",
+    "claude_code/handlers.py",
+    "claude_code/lifecycle.py",
+    "claude_code/extraction.py",
+    "../recall/warm.py",
+)
 
 
 def fingerprint() -> str:
     """Identifies this memdir build: a daemon with another fingerprint is stale."""
     from memdir import __version__
 
-    server = Path(__file__).with_name("recall_daemon.py")
-    try:
-        stamp = server.stat().st_mtime_ns
-    except OSError:
-        stamp = 0
+    here = Path(__file__).parent
+    stamp = 0
+    for name in _SERVED_CODE:  # what the daemon runs for a request: edited code makes it stale
+        with contextlib.suppress(OSError):
+            stamp = max(stamp, (here / name).stat().st_mtime_ns)
     return f"{PROTOCOL}:{__version__}:{stamp}"
 
 
@@ -74,11 +84,13 @@ def ensure_private_dir(path: Path) -> None:
 def request(sock_path: Path, payload: dict[str, Any], *, timeout: float = DEFAULT_TIMEOUT) -> Any:
     """Send one JSON request, return the decoded answer; DaemonError on any failure."""
     data = json.dumps({"v": PROTOCOL, **payload}, ensure_ascii=False).encode("utf-8") + b"\n"
+    sent = False
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
             conn.settimeout(timeout)
             conn.connect(os.fspath(sock_path))
             conn.sendall(data)
+            sent = True
             conn.shutdown(socket.SHUT_WR)
             chunks: list[bytes] = []
             size = 0
@@ -90,7 +102,8 @@ def request(sock_path: Path, payload: dict[str, Any], *, timeout: float = DEFAUL
     except (FileNotFoundError, ConnectionRefusedError) as exc:
         raise DaemonError(f"no recall daemon at {sock_path} ({exc.strerror})") from None
     except TimeoutError:
-        raise DaemonError(f"recall daemon at {sock_path} did not answer in {timeout}s") from None
+        error = DaemonTimeoutError if sent else DaemonError
+        raise error(f"recall daemon at {sock_path} did not answer in {timeout}s") from None
     except OSError as exc:
         raise DaemonError(f"recall daemon at {sock_path}: {exc}") from None
     try:
@@ -138,6 +151,26 @@ def recall(
     return found
 
 
+def wait_if_starting(sock_path: Path) -> bool:
+    """Wait (up to :data:`START_WAIT`) for a daemon spawned in the last few seconds, and still
+    alive, to create its socket; True when the socket exists (now or already)."""
+    if sock_path.exists():
+        return True
+    stamp = sock_path.with_name(sock_path.name + ".spawned")
+    try:
+        if time.time() - stamp.stat().st_mtime >= SPAWN_INTERVAL:
+            return False  # nobody is starting one
+        os.kill(int(stamp.read_text().strip()), 0)  # the daemon spawned then is still alive
+    except (OSError, ValueError):
+        return False
+    deadline = time.monotonic() + START_WAIT
+    while time.monotonic() < deadline:
+        time.sleep(0.02)
+        if sock_path.exists():
+            return True
+    return False
+
+
 def spawn(
     sock_path: Path,
     *,
@@ -163,7 +196,7 @@ def spawn(
         command += ["--warm", str(warm[0]), str(warm[1])]
     err = open(log_file, "ab") if log_file is not None else subprocess.DEVNULL  # noqa: SIM115
     try:
-        subprocess.Popen(
+        child = subprocess.Popen(
             command,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -174,4 +207,6 @@ def spawn(
     finally:
         if not isinstance(err, int):
             err.close()
+    with contextlib.suppress(OSError):  # who is starting: a hook waits only while it lives
+        stamp.write_text(str(child.pid))
     return True

@@ -7,17 +7,19 @@ Invariants:
 - One daemon per socket: it holds ``<socket>.lock`` for its whole life; a second one that loses
   the race exits at once. The socket is 0600 in a 0700 directory, and a peer with another uid is
   refused (``SO_PEERCRED``) — memory contents never cross users.
-- It answers with the same code the hook would run in-process (:func:`recall_attachments`, on
-  ``memdir.recall``'s public API), so daemon and fallback surface identical text.
-- Memory stays bounded: at most :data:`MAX_ENGINES` memory dirs are kept (least recently used
-  evicted), and after ``idle`` seconds without a request the daemon exits and removes its socket.
+- A thin transport: the warm engines live in :mod:`memdir.recall.warm` (the hook's in-process
+  fallback uses the same functions, so both surface identical text) and forwarded hook events run
+  the hook's own code (:mod:`memdir.adapters.claude_code.forwarded`); nothing below imports this
+  module.
+- Memory stays bounded: at most ``MAX_ENGINES`` memory dirs are kept (least recently used
+  evicted), and after ``idle`` seconds without a request (none in flight: a forwarded
+  ``session-end`` may drain for a while) the daemon exits and removes its socket.
 - A request never kills the daemon: any error becomes ``{"ok": false, "error": ...}``.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import json
 import logging
@@ -28,7 +30,6 @@ import struct
 import sys
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -41,79 +42,12 @@ from memdir.adapters.recall_client import (
     fingerprint,
 )
 from memdir.atomic import FileLock
-from memdir.errors import LockHeldError, MissingExtraError
-from memdir.recall.base import MAX_SELECTED
-from memdir.recall.engine import MemoryRecall, should_recall
-from memdir.recall.session import RecallSession
-from memdir.recall.surface import Attachment, RelevantMemory, surface
+from memdir.errors import LockHeldError
+from memdir.recall.warm import MAX_ENGINES, WarmRecall
 
 log = logging.getLogger(__name__)
 
-MAX_ENGINES = 4
-
-
-def build_engine(memory_dir: Path, cache_dir: Path) -> MemoryRecall:
-    """Local (offline) recall, or the keyword selector when the ``recall`` extra is missing."""
-    from memdir.recall.factory import build_recall
-
-    try:
-        return build_recall(memory_dir, cache_dir, kind="local")
-    except MissingExtraError:
-        from memdir.recall.keyword import KeywordSelector
-
-        return MemoryRecall(memory_dir, KeywordSelector(), header_cache=cache_dir / "headers.json")
-
-
-def recall_attachments(
-    engine: MemoryRecall, query: str, exclude: Sequence[str], limit: int
-) -> list[dict[str, Any]]:
-    """What recall surfaces for ``query``, skipping ``exclude`` paths, as JSON-ready dicts."""
-    if hasattr(engine.selector, "select_sync") and engine.manifest_cap is None:
-        found = _local_recall(engine, query, exclude, limit)
-    else:
-        session = RecallSession(surfaced={str(Path(p).resolve()) for p in exclude})
-        found = asyncio.run(engine.recall(query, session, limit=limit))
-    return [
-        {
-            "path": str(Path(a.path).resolve()),
-            "filename": a.filename,
-            "header": a.header,
-            "content": a.content,
-            "truncated": a.truncated,
-        }
-        for a in found
-    ]
-
-
-def _local_recall(
-    engine: MemoryRecall, query: str, exclude: Sequence[str], limit: int
-) -> list[Attachment]:
-    """The offline selector over its own index, asked for enough extra picks to skip ``exclude``.
-
-    ``MemoryRecall.find`` rescans every header and resolves every path to drop the surfaced ones
-    (O(N) filesystem calls per prompt); the selector's index already knows every memory, so only
-    the few picks are resolved here. Same selection: the best ``limit`` not yet surfaced.
-    """
-    if not should_recall(query):
-        return []
-    excluded = {str(Path(p).resolve()) for p in exclude}
-    selector = engine.selector
-    picks = selector.select_sync(query, None, limit=limit + len(excluded))  # type: ignore[attr-defined]
-    out: list[Attachment] = []
-    for pick in picks:
-        path = engine.memory_dir / pick.filename
-        try:
-            if str(path.resolve()) in excluded:
-                continue
-            mtime = path.stat().st_mtime
-        except OSError:
-            continue  # deleted since the index saw it
-        attachment = surface(RelevantMemory(path, pick.filename, mtime, pick.score, pick.reason))
-        if attachment is not None:
-            out.append(attachment)
-        if len(out) >= min(limit, MAX_SELECTED):
-            break
-    return out
+FINISH_SECONDS = 60.0  # at exit, how long requests in flight may still run
 
 
 def rss_kib() -> int:
@@ -126,108 +60,41 @@ def rss_kib() -> int:
         return 0
 
 
-class Freshness:
-    """Keeps a warm selector's index current without walking the memory dir on the prompt path.
-
-    Before a recall: compare the mtimes of the memory dir's directories with the last walk (a
-    few ``stat`` calls) and refresh now if any changed — that catches every new, deleted or
-    renamed memory, and every memdir write (an atomic rename). After answering: refresh in the
-    background, which catches memories edited in place by other tools by the next prompt.
-    """
-
-    def __init__(self, engine: MemoryRecall) -> None:
-        self.engine = engine
-        selector: Any = engine.selector  # the offline selector has refresh(); others need none
-        self.selector: Any = selector if hasattr(selector, "refresh") else None
-        if self.selector is not None:
-            self.selector.refresh_interval = float("inf")  # refreshes are decided here
-        self.signature: dict[str, int] = {}
-        self.background: threading.Thread | None = None
-
-    def _walk_signature(self) -> dict[str, int]:
-        found: dict[str, int] = {}
-        for dirpath, dirnames, _ in os.walk(self.engine.memory_dir):
-            dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-            with contextlib.suppress(OSError):
-                found[dirpath] = os.stat(dirpath).st_mtime_ns
-        return found
-
-    def _changed(self) -> bool:
-        for path, mtime in self.signature.items():
-            try:
-                if os.stat(path).st_mtime_ns != mtime:
-                    return True
-            except OSError:
-                return True
-        return not self.signature
-
-    def refresh(self) -> None:
-        if self.selector is not None:
-            signature = self._walk_signature()  # before the walk: a change during it is seen
-            self.selector.refresh()
-            self.signature = signature
-
-    def before_recall(self) -> None:
-        if self.selector is not None and self._changed():
-            self.refresh()
-
-    def after_recall(self, lock: threading.Lock) -> None:
-        if self.selector is None or (self.background and self.background.is_alive()):
-            return
-
-        def run() -> None:
-            with lock:
-                self.refresh()
-
-        self.background = threading.Thread(target=run, daemon=True, name="memdir-refresh")
-        self.background.start()
-
-
 class RecallDaemon:
-    """The request handler's state: warm engines, counters, the idle clock."""
+    """The request handler's state: the warm engines, counters, the idle clock."""
 
     def __init__(self, *, max_engines: int = MAX_ENGINES) -> None:
-        self.max_engines = max_engines
-        self.engines: OrderedDict[tuple[str, str], MemoryRecall] = OrderedDict()
-        self.locks: dict[tuple[str, str], threading.Lock] = {}
-        self.freshness: dict[tuple[str, str], Freshness] = {}
-        self.guard = threading.Lock()
+        self.warm = WarmRecall(max_engines=max_engines)
         self.started = time.time()
         self.last_request = time.monotonic()
         self.requests = 0
+        self.in_flight = 0  # requests being answered: the idle clock waits for them
+        self.counter = threading.Lock()
         self.fingerprint = fingerprint()
 
-    def engine(self, memory_dir: str, cache_dir: str) -> tuple[MemoryRecall, threading.Lock]:
-        key = (memory_dir, cache_dir)
-        with self.guard:
-            if key in self.engines:
-                self.engines.move_to_end(key)
-                return self.engines[key], self.locks[key]
-            engine = build_engine(Path(memory_dir), Path(cache_dir))
-            self.engines[key] = engine
-            self.locks[key] = threading.Lock()
-            self.freshness[key] = Freshness(engine)
-            while len(self.engines) > self.max_engines:
-                old, _ = self.engines.popitem(last=False)
-                self.locks.pop(old, None)
-                self.freshness.pop(old, None)
-            return engine, self.locks[key]
+    @property
+    def idle_since(self) -> float | None:
+        """When the last request arrived, or None while one is still being answered."""
+        return None if self.in_flight else self.last_request
 
     def recall(
         self, memory_dir: str, cache_dir: str, query: str, exclude: Sequence[str], limit: int
     ) -> list[dict[str, Any]]:
-        """Recall with a warm engine: index checked before, refreshed in the background after."""
-        engine, lock = self.engine(memory_dir, cache_dir)
-        fresh = self.freshness[(memory_dir, cache_dir)]
-        with lock:
-            fresh.before_recall()
-            found = recall_attachments(engine, query, exclude, limit)
-        fresh.after_recall(lock)
-        return found
+        return self.warm.recall(memory_dir, cache_dir, query, exclude, limit)
 
     def handle(self, body: Any) -> dict[str, Any]:
-        self.last_request = time.monotonic()
-        self.requests += 1
+        with self.counter:
+            self.in_flight += 1
+            self.requests += 1
+            self.last_request = time.monotonic()
+        try:
+            return self._answer(body)
+        finally:
+            with self.counter:
+                self.in_flight -= 1
+                self.last_request = time.monotonic()
+
+    def _answer(self, body: Any) -> dict[str, Any]:
         if not isinstance(body, dict) or body.get("v") != PROTOCOL:
             return {"ok": False, "error": f"expected protocol {PROTOCOL}"}
         op = body.get("op")
@@ -259,37 +126,10 @@ class RecallDaemon:
         return {"ok": False, "error": f"unknown op {op!r}"}
 
     def hook(self, body: dict[str, Any]) -> dict[str, Any]:
-        """Run a forwarded ``user-prompt-submit`` exactly as the hook process would."""
-        from memdir.adapters.claude_code.handlers import HookContext, recall_in_process
-        from memdir.adapters.claude_code.runner import HookFlags, make_context, run_event
-        from memdir.adapters.claude_code.state import Injected
+        """Run a forwarded hook event exactly as the hook process would (see ``.forwarded``)."""
+        from memdir.adapters.claude_code.forwarded import serve_hook
 
-        env, cwd, raw = body.get("env"), body.get("cwd"), body.get("stdin")
-        flags = body.get("flags") or {}
-        if not (isinstance(env, dict) and isinstance(cwd, str) and isinstance(raw, str)):
-            return {"ok": False, "error": "a hook request needs env, cwd and stdin"}
-        if body.get("event") != "user-prompt-submit" or not isinstance(flags, dict):
-            return {"ok": False, "error": "only user-prompt-submit is served here"}
-        hook_flags = HookFlags(
-            memory_dir=Path(flags["dir"]) if flags.get("dir") else None,
-            settings=Path(flags["settings"]) if flags.get("settings") else None,
-            claude=bool(flags.get("claude")),
-        )
-
-        def recaller(hc: HookContext, query: str, exclude: list[str]) -> tuple[list[Any], str]:
-            if hc.settings.recall_selector == "llm" and hc.settings.model:
-                return recall_in_process(hc, query, exclude), "daemon (llm selector)"
-            found = self.recall(str(hc.paths.memory_dir), str(hc.cache_dir), query, exclude, 5)
-            return [Injected.from_json(d) for d in found], "daemon"
-
-        home = Path(cwd)
-        stdout, stderr = run_event(
-            "user-prompt-submit",
-            raw.encode("utf-8"),
-            lambda c: make_context(env, c or home, hook_flags, recaller=recaller),
-            lambda: make_context(env, home, hook_flags).cache_dir,
-        )
-        return {"stdout": stdout, "stderr": stderr}
+        return serve_hook(body, self.warm)
 
     def status(self) -> dict[str, Any]:
         return {
@@ -298,7 +138,7 @@ class RecallDaemon:
             "cpu_s": round(time.process_time(), 3),
             "uptime_s": round(time.time() - self.started, 1),
             "requests": self.requests,
-            "memory_dirs": [m for m, _ in self.engines],
+            "memory_dirs": self.warm.memory_dirs(),
         }
 
 
@@ -362,7 +202,8 @@ def serve(
         def watchdog() -> None:
             while True:
                 time.sleep(min(1.0, idle_seconds / 4))
-                if time.monotonic() - daemon.last_request > idle_seconds:
+                since = daemon.idle_since
+                if since is not None and time.monotonic() - since > idle_seconds:
                     server.shutdown()
                     return
 
@@ -378,6 +219,10 @@ def serve(
         with contextlib.suppress(OSError):
             if sock_path.stat().st_ino == inode:
                 sock_path.unlink()
+        # a request it took (a session-end draining extraction) finishes before the exit
+        deadline = time.monotonic() + FINISH_SECONDS
+        while daemon.in_flight and time.monotonic() < deadline:
+            time.sleep(0.05)
     finally:
         lock.release()
     return 0

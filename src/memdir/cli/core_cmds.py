@@ -261,7 +261,9 @@ def cmd_doctor(ctx: CliContext) -> int:
         fixed = [{"path": f.path, "action": f.action, "ok": f.ok} for f in done]
     diagnosis = diagnose(store)
     summary = diagnosis.as_dict()
-    problems = diagnosis.problems
+    # Host installs are an adapter concern: the CLI adds them to the library's diagnosis.
+    problems = [*diagnosis.problems, *_install_problems(ctx)]
+    summary["problems"] = problems
     if ctx.args.fix is not None:
         summary["fixed"] = fixed
     text = [f"memory dir: {store.root}", f"memories:   {diagnosis.memories}"]
@@ -276,3 +278,23 @@ def cmd_doctor(ctx: CliContext) -> int:
     text.append("no problems found" if not problems else f"{len(problems)} problem(s)")
     ctx.out.data(summary, "\n".join(text))
     return 1 if problems else 0
+
+
+def _install_problems(ctx: CliContext) -> list[dict[str, str]]:
+    """Installed hooks and MCP servers whose program the host would not find (exit 127), and
+    memdir active in Claude Code twice."""
+    from pathlib import Path
+
+    from memdir.adapters.claude_code.duplicates import doctor_problems
+    from memdir.adapters.claude_code.install import InstallRecord, Locations
+    from memdir.adapters.claude_code.resolve import installed_problems
+    from memdir.errors import InstallError
+
+    home = Path(ctx.env["HOME"]) if ctx.env.get("HOME") else Path.home()
+    loc = Locations.from_env(ctx.env, home=home, project_root=ctx.paths.project_root)
+    problems = doctor_problems(loc.claude_config_dir, loc.project_root)
+    try:
+        record = InstallRecord(ctx.settings.memdir_home).load()
+    except InstallError as exc:
+        return [*problems, {"kind": "install-record", "path": "installs.json", "detail": str(exc)}]
+    return [*problems, *installed_problems(record, ctx.env)]

@@ -33,7 +33,7 @@ def _command(ctx: CliContext, host: str) -> list[str]:
     from memdir.adapters.claude_code.install import memdir_command
 
     args = ctx.args
-    command = memdir_command(ctx.env.get("PATH"))
+    command = memdir_command(ctx.env)
     if host == "claude-desktop" and args.dir is None:
         command += ["--dir", str(ctx.memory_dir)]  # the desktop app has no project directory
     elif args.dir is not None:
@@ -72,10 +72,31 @@ def _report(
     return 0
 
 
+def _refuse_duplicates(ctx: CliContext, loc: Locations) -> None:
+    """Two active forms run every hook twice and inject their context twice: refuse."""
+    from memdir.adapters.claude_code.duplicates import active_plugin, conflicts
+    from memdir.errors import InstallError
+
+    found = conflicts(
+        ctx.args.scope,
+        user_settings=loc.claude_config_dir / "settings.json",
+        project_settings=loc.project_root / ".claude" / "settings.json",
+        plugin=active_plugin(loc.claude_config_dir, loc.project_root),
+    )
+    if found:
+        raise InstallError(
+            "memdir already runs in Claude Code through "
+            + "; and ".join(found)
+            + " — a second install would run every hook twice and add its context twice"
+        )
+
+
 def cmd_install(ctx: CliContext) -> int:
     from memdir.adapters.claude_code import install
 
     a = ctx.args
+    if a.host == "claude-code":
+        _refuse_duplicates(ctx, _locations(ctx))
     record = install.InstallRecord(ctx.settings.memdir_home).load()
     changes = install.plan_install(a.host, a.scope, _locations(ctx), _command(ctx, a.host), record)
     backups = (

@@ -24,6 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from memdir import native
 from memdir.errors import MissingExtraError
 
 Vectors = npt.NDArray[np.float32]
@@ -111,17 +112,26 @@ class MiniLMEmbedder:
         # Batching similar lengths together keeps padding (and wasted compute) small.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for start in range(0, len(order), self._batch_size):
-            chunk = order[start : start + self._batch_size]
-            encodings = tokenizer.encode_batch([texts[i] for i in chunk])
-            ids = np.array([e.ids for e in encodings], dtype=np.int64)
-            mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-            feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-            hidden = session.run(["last_hidden_state"], feeds)[0]
-            weights = mask[:, :, None].astype(np.float32)
-            pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
-            out[chunk] = pooled
+        with native.region():  # an exit waits for the batch in flight, never cuts it
+            for start in range(0, len(order), self._batch_size):
+                native.check()
+                chunk = order[start : start + self._batch_size]
+                out[chunk] = _pooled(session, tokenizer, [texts[i] for i in chunk])
         return l2_normalise(out)
+
+
+def _pooled(session: Any, tokenizer: Any, texts: list[str]) -> npt.NDArray[np.float32]:
+    """Mean-pooled last hidden states of one batch (not yet normalised)."""
+    encodings = tokenizer.encode_batch(texts)
+    ids = np.array([e.ids for e in encodings], dtype=np.int64)
+    mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+    feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+    hidden = session.run(["last_hidden_state"], feeds)[0]
+    weights = mask[:, :, None].astype(np.float32)
+    pooled: npt.NDArray[np.float32] = (hidden * weights).sum(axis=1) / np.maximum(
+        weights.sum(axis=1), 1e-9
+    )
+    return pooled
 
 
 def _load_tokenizer(vocab_path: Path, max_tokens: int) -> Any:

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from memdir import native
 from memdir.errors import ConfigError, MissingExtraError
 from memdir.recall.embed import Embedder, MiniLMEmbedder, Vectors, l2_normalise
 
@@ -59,8 +60,14 @@ class USEEmbedder:
     def embed(self, texts: Sequence[str]) -> Vectors:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = np.atleast_2d(np.asarray(self._load().encode(list(texts)), dtype=np.float32))
-        return l2_normalise(vectors)
+        model, items = self._load(), list(texts)
+        parts = []
+        with native.region():  # in batches, so an exit waits for one batch at most
+            for i in range(0, len(items), 32):
+                native.check()
+                encoded = model.encode(items[i : i + 32])
+                parts.append(np.atleast_2d(np.asarray(encoded, dtype=np.float32)))
+        return l2_normalise(np.concatenate(parts))
 
 
 def multilingual_available() -> bool:

@@ -253,13 +253,16 @@ def test_the_daemon_answers_byte_for_byte_like_the_full_cli(host: FakeHost) -> N
     [
         (["hook", "user-prompt-submit"], True),
         (["--claude", "--dir", "/m", "--json", "hook", "user-prompt-submit"], True),
-        (["hook", "stop"], False),
+        (["hook", "stop"], True),
+        (["hook", "session-end"], True),
         (["hook", "log"], False),
         (["--verbose", "hook", "user-prompt-submit"], False),
         (["recall", "hook"], False),
     ],
 )
-def test_only_prompt_hooks_take_the_fast_path(argv: list[str], forwarded: bool) -> None:
+def test_every_hook_event_and_nothing_else_takes_the_fast_path(
+    argv: list[str], forwarded: bool
+) -> None:
     assert (parse_argv(argv, "/p") is not None) is forwarded
 
 
@@ -324,3 +327,41 @@ def test_claude_layout_recalls_the_hosts_files_and_leaves_its_writer_alone(
         assert claude_files == [memory_dir / "MEMORY.md", memory_dir / "feedback_tests.md"]
     finally:
         host.stop_daemon()
+
+
+def test_every_event_is_answered_by_a_running_daemon(host: FakeHost) -> None:
+    """With the daemon up, no hook event pays a CLI start; stop's worker still extracts."""
+    host.memdir("hook", "daemon", "start")
+    s = host.session()
+    assert "# Memory (memdir)" in s.start().context
+    s.prompt("Remember that the nightly backup runs at 02:00 UTC.")
+    s.reply("Noted.")
+    assert s.stop().code == 0
+    assert s.wait_extracted().notices == ["Saved 1 memory"]  # the worker got the hook's env
+    assert s.hook("pre-compact", trigger="manual", custom_instructions=None).code == 0
+    end = s.hook("session-end", reason="other")
+    assert end.code == 0 and end.stderr == ""
+    log = json.loads(host.memdir("--json", "hook", "log", "--session", s.session_id).stdout)
+    hooks = [row for row in log if row["event"] != "extract"]
+    assert [row["event"] for row in hooks] == [
+        "session-start",
+        "user-prompt-submit",
+        "stop",
+        "pre-compact",
+        "session-end",
+    ]
+    assert all(row.get("daemon") for row in hooks), hooks
+
+
+@pytest.mark.parametrize("event", ["user-prompt-submit", "stop", "session-start"])
+def test_a_bad_setting_leaves_a_log_record_also_through_the_daemon(
+    host: FakeHost, event: str
+) -> None:
+    host.memdir("hook", "daemon", "start")
+    s = host.session()
+    host.env["MEMDIR_HOOK_EXTRACT"] = "sometimes"
+    run = s.hook(event, prompt="what about tabs in Go files?")
+    assert run.code == 0 and run.stdout == ""
+    assert run.stderr.startswith(f"memdir hook {event}: MEMDIR_HOOK_EXTRACT='sometimes'")
+    log = json.loads(host.memdir("--json", "hook", "log", "--session", s.session_id).stdout)
+    assert [(row["event"], "MEMDIR_HOOK_EXTRACT" in row["error"]) for row in log] == [(event, True)]

@@ -7,7 +7,10 @@ Invariants (the reference's extraction rules, applied across processes):
 - The cursor (uuid of the last transcript message covered) lives in the session state and moves
   only when a run succeeded, so a failed or killed run is retried over the same messages.
 - If the main agent itself wrote to the memory dir since the cursor, nothing is extracted and the
-  cursor moves on: two writers must not record the same thing.
+  cursor moves on: two writers must not record the same thing. "Wrote" is read off the memory
+  dir (:mod:`memdir.extract.changes`: a memory file changed since the first new message, other
+  than by extraction), so every writer counts — the host's Write/Edit, memdir's own MCP
+  ``memory_save``, a shell command — not only tool names we know.
 - Only the main thread is read: sidechains (sub-agents), compact summaries and torn lines are
   skipped. A "Saved N memories" notice is queued in the state for the next prompt's hook.
 """
@@ -15,8 +18,9 @@ Invariants (the reference's extraction rules, applied across processes):
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,7 +28,8 @@ from memdir.adapters.claude_code import hooklog
 from memdir.adapters.claude_code.state import SessionStore
 from memdir.atomic import FileLock
 from memdir.errors import LockHeldError
-from memdir.extract.base import ExtractionResult, Extractor, Turn
+from memdir.extract.base import ConversationMessage, ExtractionResult, Extractor, Turn
+from memdir.extract.changes import OwnWrites, changed_since
 from memdir.extract.service import messages_since, wrote_memory
 from memdir.extract.transcript import turns_from_entries
 from memdir.transcripts import read_transcript
@@ -64,10 +69,36 @@ def wait_idle(store: SessionStore, session_id: str, timeout: float) -> bool:
     return True
 
 
-def _turns(transcript: Path, *, include_meta: bool) -> list[Turn]:
+def _turns(transcript: Path, *, include_meta: bool) -> tuple[list[Turn], dict[str, int]]:
+    """The main-thread turns, and each entry's time (ns since the epoch) by uuid."""
     read = read_transcript(transcript)
     entries = [e for e in read.entries if not e.get("isCompactSummary")]
-    return turns_from_entries(entries, include_meta=include_meta)
+    times: dict[str, int] = {}
+    for entry in entries:
+        uuid, stamp = entry.get("uuid"), entry.get("timestamp")
+        if isinstance(uuid, str) and isinstance(stamp, str):
+            try:
+                moment = dt.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+            except ValueError:
+                continue
+            if moment.tzinfo is not None:
+                times[uuid] = int(moment.timestamp() * 1_000_000_000)
+    return turns_from_entries(entries, include_meta=include_meta), times
+
+
+def agent_wrote(
+    new: Sequence[ConversationMessage], times: dict[str, int], memory_dir: Path, cache_dir: Path
+) -> str | None:
+    """Why extraction must skip ``new`` (the agent saved memory itself), or None."""
+    if wrote_memory(new, memory_dir):
+        return "main agent wrote memory"
+    since = min((times[t.uuid] for t in new if t.uuid in times), default=None)
+    if since is None:  # no timestamps: the whole dir would look new; trust the tool names
+        return None
+    changed = changed_since(memory_dir, since, own=OwnWrites(cache_dir).load())
+    if changed is not None:
+        return f"main agent wrote memory ({changed.name} changed this turn)"
+    return None
 
 
 def run_worker(
@@ -95,19 +126,21 @@ def run_worker(
             with store.update(session_id) as state:
                 cursor = state.cursor
                 state.extract_pending = False
-            turns = _turns(transcript, include_meta=include_meta)
-            new = messages_since(turns, cursor)
+            turns, times = _turns(transcript, include_meta=include_meta)
+            new = list(messages_since(turns, cursor))
             if not new:
                 break
             last = new[-1].uuid
             started = time.monotonic()
-            if wrote_memory(new, memory_dir):
-                result = ExtractionResult(memory_dir, skipped="main agent wrote memory")
+            skip = agent_wrote(new, times, memory_dir, cache_dir)
+            if skip is not None:
+                result = ExtractionResult(memory_dir, skipped=skip)
             else:
                 extractor = extractor or make_extractor()
                 runs += 1
                 messages = [t.message for t in turns]
                 result = asyncio.run(extractor.extract(messages, new_messages=len(new)))
+                OwnWrites(cache_dir).add(result.written)
             with store.update(session_id) as state:
                 if result.ok:
                     state.cursor = last

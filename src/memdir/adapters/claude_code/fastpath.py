@@ -1,13 +1,21 @@
-"""The per-prompt fast path: forward ``memdir hook user-prompt-submit`` to the warm daemon.
+"""The hook fast path: forward every ``memdir hook <event>`` to the warm daemon.
 
-A hook is a new process on every prompt. Loading the CLI (argparse, settings, dataclasses, the
-handlers) costs more than the recall itself once the daemon is warm, so the console script
-first tries this module, which imports only the standard library: it sends the hook's stdin,
-cwd, global flags and the environment variables that decide settings to the daemon, which runs
-the very same :func:`~memdir.adapters.claude_code.runner.run_event` and returns its stdout and
-stderr. Anything unusual — another event, flags it does not know, no daemon, a stale daemon,
-stdin that is not UTF-8, ``MEMDIR_HOOK_DAEMON=0`` — returns None and the full CLI runs instead,
-with stdin handed over intact.
+A hook is a new process on every event. Loading the CLI (argparse, settings, dataclasses, the
+handlers) costs more than the work of most events once the daemon is warm, so the console
+script first tries this module, which imports only the standard library: it sends the hook's
+stdin, cwd, global flags and environment to the daemon, which runs the very same
+:func:`~memdir.adapters.claude_code.runner.run_event` (see ``.forwarded``) and returns its
+stdout and stderr. The whole environment goes along because the worker that ``stop`` starts
+must see what the hook saw (PATH, PYTHONPATH, the model's key).
+
+A daemon started moments ago (by ``session-start``) is waited for, briefly: loading the
+recall engine a second time in this process, on the same cores, would only slow both down.
+
+Anything unusual — flags it does not know, no daemon, a stale daemon, stdin that is not UTF-8,
+``MEMDIR_HOOK_DAEMON=0`` — returns None and the full CLI runs instead, with stdin handed over
+intact. One exception: when the daemon took an event with side effects (every event but the
+prompt's recall) and did not answer in time, it is still working on it, so the hook ends with
+nothing printed rather than doing the work a second time.
 """
 
 from __future__ import annotations
@@ -18,18 +26,23 @@ import sys
 from pathlib import Path
 
 from memdir.adapters import recall_client
-from memdir.errors import DaemonError
+from memdir.errors import DaemonError, DaemonTimeoutError
 
 TYPE_CHECKING = False  # importing typing would cost every prompt
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import Any
 
-FORWARDED_EVENTS = frozenset({"user-prompt-submit"})
-_ENV_PREFIXES = ("MEMDIR_", "CLAUDE_", "ANTHROPIC_", "OPENAI_", "XDG_")
-_ENV_NAMES = frozenset(
-    {"HOME", "USER", "LOGNAME", "PATH", "APPDATA", "TMPDIR", "TEAM_MEMORY_SYNC_URL"}
-)
+# seconds the daemon gets per event: under the host's own timeout for the hook (install.py);
+# session-end drains the extraction (up to 30 s) before it answers
+FORWARD_TIMEOUTS = {
+    "user-prompt-submit": recall_client.DEFAULT_TIMEOUT,
+    "session-start": 10.0,
+    "stop": 10.0,
+    "pre-compact": 50.0,
+    "session-end": 50.0,
+}
+FORWARDED_EVENTS = frozenset(FORWARD_TIMEOUTS)
 _OFF = frozenset({"0", "false", "no", "off"})
 
 
@@ -71,8 +84,8 @@ def forward(
         text = stdin.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    forwarded = {k: v for k, v in env.items() if k in _ENV_NAMES or k.startswith(_ENV_PREFIXES)}
     sock = recall_client.socket_path(home)
+    recall_client.wait_if_starting(sock)
     try:
         answer = recall_client.request(
             sock,
@@ -82,11 +95,16 @@ def forward(
                 "event": event,
                 "stdin": text,
                 "cwd": cwd,
-                "env": forwarded,
+                "env": dict(env),
                 "flags": flags,
             },
+            timeout=FORWARD_TIMEOUTS[event],
         )
-    except DaemonError:  # absent, slow or stale (then told to stop): the full CLI runs
+    except DaemonTimeoutError:
+        if event == "user-prompt-submit":
+            return None  # recall only: the full CLI may answer it instead
+        return "", f"memdir hook {event}: still running in the recall daemon\n"
+    except DaemonError:  # absent or stale (then told to stop): the full CLI runs
         return None
     stdout, stderr = answer.get("stdout"), answer.get("stderr")
     if not isinstance(stdout, str) or not isinstance(stderr, str):

@@ -38,6 +38,8 @@ PROMPT_LOG_CHARS = 300  # the hook log keeps the start of each prompt, not all o
 # How a context recalls: (context, query, paths to exclude) -> (memories, how). The warm daemon
 # passes its own (its engines are already loaded); everyone else uses :func:`recall_for`.
 Recaller = Callable[["HookContext", str, list[str]], tuple[list[Injected], str]]
+# Inside the daemon, session-start warms the engine in place instead of spawning a daemon.
+WarmUp = Callable[["HookContext"], None]
 
 
 @dataclass
@@ -53,6 +55,7 @@ class HookContext:
     worker_command: list[str] = field(default_factory=list)  # argv that runs the worker
     make_extractor: Callable[[], Extractor] | None = None  # tests inject a scripted one
     recaller: Recaller | None = None
+    warm_up: WarmUp | None = None
 
     @property
     def cache_dir(self) -> Path:
@@ -88,6 +91,8 @@ def should_recall(prompt: str) -> bool:
 def log_event(hc: HookContext, inp: HookInput, started: float, **fields: Any) -> None:
     entry = {"session": inp.session_id, "event": inp.event, **fields}
     entry["ms"] = round((time.perf_counter() - started) * 1000, 1)
+    if hc.warm_up is not None:
+        entry["daemon"] = True  # answered by the warm daemon, no hook process start
     hooklog.record(hc.cache_dir, entry)
 
 
@@ -95,7 +100,7 @@ def log_event(hc: HookContext, inp: HookInput, started: float, **fields: Any) ->
 
 
 def recall_in_process(hc: HookContext, query: str, exclude: list[str]) -> list[Injected]:
-    from memdir.adapters.recall_daemon import build_engine, recall_attachments
+    from memdir.recall.warm import build_engine, recall_attachments
 
     if hc.settings.recall_selector == "llm" and hc.settings.model:
         from memdir.llm.factory import provider_from_spec
@@ -126,6 +131,9 @@ def recall_for(hc: HookContext, query: str, exclude: list[str]) -> tuple[list[In
 
 
 def start_daemon(hc: HookContext) -> None:
+    if hc.warm_up is not None:
+        hc.warm_up(hc)
+        return
     if not hc.use_daemon:
         return
     log_file = hc.cache_dir / "hooks" / "daemon.log"

@@ -23,7 +23,6 @@ import difflib
 import json
 import os
 import shlex
-import shutil
 import stat
 import sys
 from collections.abc import Mapping, Sequence
@@ -46,6 +45,9 @@ HOOK_TIMEOUTS = {
     "pre-compact": 60,
     "session-end": 60,
 }
+# Events whose work the host need not wait for (extraction, the session-end drain and dream):
+# Claude Code runs an ``async`` command hook in the background.
+ASYNC_EVENTS = frozenset({"stop", "session-end"})
 
 
 @dataclass
@@ -69,14 +71,16 @@ class FileChange:
         return "".join(lines)
 
 
-def memdir_command(search_path: str | None = None) -> list[str]:
-    """How the host should start this memdir: plain ``memdir`` when ``search_path`` (PATH)
-    finds this very install (portable in a shared project file), else an absolute path."""
+def memdir_command(env: Mapping[str, str]) -> list[str]:
+    """How the host should start this memdir: plain ``memdir`` when a clean login shell finds
+    this very install (portable in a shared project file), else an absolute path — the PATH
+    of the terminal running ``install`` (an activated virtualenv) is not the host's."""
+    from memdir.adapters.claude_code.resolve import resolves_to
+
     script = Path(sys.executable).parent / "memdir"
     if not (script.is_file() and os.access(script, os.X_OK)):
         return [sys.executable, "-m", "memdir"]
-    found = shutil.which("memdir", path=search_path) if search_path else None
-    if found and os.path.realpath(found) == os.path.realpath(script):
+    if resolves_to("memdir", script, env):
         return ["memdir"]
     return [str(script)]
 
@@ -89,6 +93,7 @@ def hook_specs(command: Sequence[str]) -> list[sm.HookSpec]:
             f"{prefix} hook {word}",
             HOOK_TIMEOUTS[word],
             matcher="" if host_name in ("SessionStart", "PreCompact", "SessionEnd") else None,
+            run_async=word in ASYNC_EVENTS,
         )
         for word, host_name in EVENTS.items()
     ]

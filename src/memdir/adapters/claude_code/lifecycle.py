@@ -123,8 +123,27 @@ def session_start(inp: HookInput, hc: HookContext) -> str:
         if index:
             parts.insert(1, index)
     text = clip("\n\n".join(parts), SESSION_START_CHARS)
+    skipped = _claim_start(hc, inp, text) if text else None
+    if skipped is not None:
+        log_event(hc, inp, started, source=inp.source, skipped=skipped)
+        return ""
     log_event(hc, inp, started, source=inp.source, chars=len(text), text=text)
     return context_output(inp.event, text)
+
+
+def _claim_start(hc: HookContext, inp: HookInput, text: str) -> str | None:
+    """None when ``text`` goes into the context; else why not (it is there already)."""
+    import hashlib
+
+    block = hashlib.sha256(text.encode()).hexdigest()[:16]
+    event = "\0".join([inp.source or "", inp.transcript_path or "", inp.cwd or "", block])
+    with hc.sessions.update(inp.session_id) as state:
+        return state.claim_start(
+            hashlib.sha256(event.encode()).hexdigest()[:16],
+            block,
+            inp.source or "",
+            time.time(),
+        )
 
 
 # -- stop, pre-compact, session-end ---------------------------------------------------------
@@ -178,6 +197,7 @@ def _spawn_worker(hc: HookContext, session_id: str, transcript: Path) -> None:
             start_new_session=True,
             close_fds=True,
             cwd=str(hc.paths.cwd),
+            env=dict(hc.env),  # the hook's environment, also when the daemon runs this hook
         )
 
 

@@ -1,7 +1,7 @@
 """Run one hook event from raw stdin to (stdout, stderr), wherever it runs.
 
 The same function serves ``memdir hook <event>`` in a fresh process and the warm recall daemon
-answering a forwarded ``user-prompt-submit``, so both print byte-identical answers. Invariant:
+answering a forwarded event (:mod:`.forwarded`), so both print byte-identical answers. Invariant:
 :func:`run_event` never raises — bad JSON, broken settings, a locked state file or a bug all end
 as ``("", "memdir hook <event>: <one line>\\n")`` plus a record in the hook log.
 
@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memdir.adapters import recall_client
 from memdir.adapters.claude_code import hooklog, lifecycle
@@ -22,11 +23,16 @@ from memdir.adapters.claude_code.handlers import (
     EXTRACT_MODES,
     HookContext,
     Recaller,
+    WarmUp,
     env_flag,
     user_prompt_submit,
 )
 from memdir.adapters.claude_code.hookio import HookInput, parse_input
 from memdir.errors import ConfigError
+
+if TYPE_CHECKING:
+    from memdir.config import Settings
+    from memdir.paths import ResolvedPaths
 
 HANDLERS: dict[str, Callable[[HookInput, HookContext], str]] = {
     "session-start": lifecycle.session_start,
@@ -69,16 +75,12 @@ def daemon_idle(env: Mapping[str, str]) -> float:
     return value
 
 
-def make_context(
-    env: Mapping[str, str], cwd: Path, flags: HookFlags, *, recaller: Recaller | None = None
-) -> HookContext:
-    """Resolve settings and paths for a hook running in ``cwd`` with ``env``."""
+def _settings_and_paths(
+    env: Mapping[str, str], cwd: Path, flags: HookFlags
+) -> tuple[Settings, ResolvedPaths]:
     from memdir.config import load_settings
     from memdir.paths import resolve_paths
 
-    mode = env.get("MEMDIR_HOOK_EXTRACT", "auto").strip().lower() or "auto"
-    if mode not in EXTRACT_MODES:
-        raise ConfigError(f"MEMDIR_HOOK_EXTRACT={mode!r}: choose {', '.join(EXTRACT_MODES)}")
     settings = load_settings(
         env,
         cwd=cwd,
@@ -86,16 +88,39 @@ def make_context(
         claude_mode=flags.claude,
         memory_dir_flag=flags.memory_dir,
     )
+    return settings, resolve_paths(settings, cwd=cwd)
+
+
+def cache_dir_for(env: Mapping[str, str], cwd: Path, flags: HookFlags) -> Path:
+    """The cache dir (hook log, state) from the settings alone: a bad hook-only setting such
+    as ``MEMDIR_HOOK_EXTRACT`` must still leave its record in the log."""
+    return _settings_and_paths(env, cwd, flags)[1].cache_dir
+
+
+def make_context(
+    env: Mapping[str, str],
+    cwd: Path,
+    flags: HookFlags,
+    *,
+    recaller: Recaller | None = None,
+    warm_up: WarmUp | None = None,
+) -> HookContext:
+    """Resolve settings and paths for a hook running in ``cwd`` with ``env``."""
+    mode = env.get("MEMDIR_HOOK_EXTRACT", "auto").strip().lower() or "auto"
+    if mode not in EXTRACT_MODES:
+        raise ConfigError(f"MEMDIR_HOOK_EXTRACT={mode!r}: choose {', '.join(EXTRACT_MODES)}")
+    settings, paths = _settings_and_paths(env, cwd, flags)
     worker = [sys.executable, "-m", "memdir", *flags.argv(), "hook", "extract-worker"]
     return HookContext(
         settings=settings,
-        paths=resolve_paths(settings, cwd=cwd),
+        paths=paths,
         env=env,
         use_daemon=env_flag(env, "MEMDIR_HOOK_DAEMON", True),
         daemon_idle=daemon_idle(env),
         extract_mode=mode,
         worker_command=worker,
         recaller=recaller,
+        warm_up=warm_up,
     )
 
 

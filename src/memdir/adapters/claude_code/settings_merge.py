@@ -28,15 +28,19 @@ JSONObject = dict[str, Any]
 
 @dataclass(frozen=True, slots=True)
 class HookSpec:
-    """One hook memdir installs: the host's event name, the command line, a timeout."""
+    """One hook memdir installs: the host's event name, the command line, a timeout, and
+    whether the host may run it in the background (``async``: it never waits for it)."""
 
     event: str
     command: str
     timeout: int
     matcher: str | None = None
+    run_async: bool = False
 
     def entry(self) -> JSONObject:
-        hook = {"type": "command", "command": self.command, "timeout": self.timeout}
+        hook: JSONObject = {"type": "command", "command": self.command, "timeout": self.timeout}
+        if self.run_async:
+            hook["async"] = True
         group: JSONObject = {"hooks": [hook]}
         if self.matcher is not None:
             group = {"matcher": self.matcher, **group}

@@ -8,6 +8,9 @@ Invariants:
   the same session) never lose an update and readers never see a torn file.
 - A memory path in ``surfaced`` is never injected again in this session — compaction included: it
   resets the byte budget (the old attachments left the context) but not the set.
+- A ``session-start`` block is in one context at most once (:meth:`SessionState.claim_start`):
+  the same event delivered twice (plugin and settings install both active) injects once, and a
+  resumed context (``--continue`` after ``/compact``) that already holds the block gets nothing.
 - The state is derived and disposable: a corrupt file is reported and replaced by a fresh state;
   the cost is at most one memory surfaced a second time.
 """
@@ -29,6 +32,8 @@ from memdir.atomic import atomic_write, locked
 log = logging.getLogger(__name__)
 
 SESSION_BUDGET_BYTES = 60 * 1024  # per session, as the reference's relevant-memory cap
+SAME_EVENT_SECONDS = 10.0  # one SessionStart delivered twice arrives within this
+NEW_CONTEXT_SOURCES = ("startup", "clear", "compact")  # resume keeps what the context holds
 STATE_LOCK_TIMEOUT = 5.0
 STATE_MAX_AGE_DAYS = 30
 _FORMAT = 1
@@ -73,6 +78,9 @@ class SessionState:
     notices: list[str] = field(default_factory=list)
     extract_pending: bool = False  # a stop arrived while extraction ran: one trailing run
     compactions: int = 0
+    start_blocks: list[str] = field(default_factory=list)  # digests in the current context
+    start_event: str = ""  # digest of the last session-start input, to spot a second delivery
+    start_at: float = 0.0
     updated: float = 0.0
 
     @property
@@ -97,6 +105,19 @@ class SessionState:
             kept.append(item)
         return kept
 
+    def claim_start(self, event_key: str, block_key: str, source: str, now: float) -> str | None:
+        """Record that a session-start block goes into the context; why not, if it must not."""
+        again = event_key == self.start_event and now - self.start_at < SAME_EVENT_SECONDS
+        self.start_event, self.start_at = event_key, now
+        if again:
+            return "the same session-start delivered twice (memdir installed twice?)"
+        if source in NEW_CONTEXT_SOURCES:
+            self.start_blocks = []
+        if block_key in self.start_blocks:
+            return "this context already holds the same block"
+        self.start_blocks.append(block_key)
+        return None
+
     def take_notices(self) -> list[str]:
         notices, self.notices = self.notices, []
         return notices
@@ -117,6 +138,9 @@ class SessionState:
             notices=[str(n) for n in raw.get("notices", [])],
             extract_pending=bool(raw.get("extract_pending", False)),
             compactions=int(raw.get("compactions", 0)),
+            start_blocks=[str(b) for b in raw.get("start_blocks", [])],
+            start_event=str(raw.get("start_event", "")),
+            start_at=float(raw.get("start_at", 0.0)),
             updated=float(raw.get("updated", 0.0)),
         )
 

@@ -1,0 +1,64 @@
+"""Hook events the fast path forwarded, answered inside the warm recall daemon.
+
+Every hook event is a new process; a full CLI start costs far more than the work of most events.
+The console script's fast path (:mod:`.fastpath`) sends the event's stdin, cwd, flags and
+environment to the daemon, which runs the very same :func:`~.runner.run_event` here and returns
+its stdout and stderr — so an answer is byte-identical to the full CLI's. The only differences
+are where recall's engine comes from (the daemon's warm ones) and that ``session-start`` warms
+that engine in place instead of spawning a daemon.
+
+This is the one place the daemon reaches into the hooks: the daemon imports this module, the
+hooks never import the daemon (they talk to it over the socket through ``recall_client``).
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from memdir.adapters.claude_code.handlers import HookContext, recall_in_process
+from memdir.adapters.claude_code.runner import (
+    HANDLERS,
+    HookFlags,
+    cache_dir_for,
+    make_context,
+    run_event,
+)
+from memdir.adapters.claude_code.state import Injected
+from memdir.recall.warm import WarmRecall
+
+
+def serve_hook(body: dict[str, Any], warm: WarmRecall) -> dict[str, Any]:
+    """``{"stdout", "stderr"}`` of the forwarded event, or ``{"ok": False, "error"}``."""
+    env, cwd, raw = body.get("env"), body.get("cwd"), body.get("stdin")
+    flags = body.get("flags") or {}
+    event = body.get("event")
+    if not (isinstance(env, dict) and isinstance(cwd, str) and isinstance(raw, str)):
+        return {"ok": False, "error": "a hook request needs env, cwd and stdin"}
+    if event not in HANDLERS or not isinstance(flags, dict):
+        return {"ok": False, "error": f"no hook event {event!r}"}
+    hook_flags = HookFlags(
+        memory_dir=Path(flags["dir"]) if flags.get("dir") else None,
+        settings=Path(flags["settings"]) if flags.get("settings") else None,
+        claude=bool(flags.get("claude")),
+    )
+
+    def recaller(hc: HookContext, query: str, exclude: list[str]) -> tuple[list[Injected], str]:
+        if hc.settings.recall_selector == "llm" and hc.settings.model:
+            return recall_in_process(hc, query, exclude), "daemon (llm selector)"
+        found = warm.recall(str(hc.paths.memory_dir), str(hc.cache_dir), query, exclude, 5)
+        return [Injected.from_json(d) for d in found], "daemon"
+
+    def warm_up(hc: HookContext) -> None:
+        key = (str(hc.paths.memory_dir), str(hc.cache_dir))
+        threading.Thread(target=warm.engine, args=key, daemon=True, name="memdir-warm").start()
+
+    home = Path(cwd)
+    stdout, stderr = run_event(
+        str(event),
+        raw.encode("utf-8"),
+        lambda c: make_context(env, c or home, hook_flags, recaller=recaller, warm_up=warm_up),
+        lambda: cache_dir_for(env, home, hook_flags),
+    )
+    return {"stdout": stdout, "stderr": stderr}
