@@ -62,6 +62,7 @@ class RunResult:
     elapsed: float = 0.0
     usage: Usage = field(default_factory=Usage)
     failure: ProviderError | None = None  # what ended a run with stop_reason "error"
+    cost_usd: float | None = None  # when the provider reports dollars (the host's CLI does)
 
     @property
     def written_paths(self) -> list[Path]:
@@ -82,6 +83,14 @@ class RunResult:
             if message.role == "assistant" and message.text:
                 return message.text
         return ""
+
+    def cost(self) -> dict[str, Any]:
+        """Tokens and (when known) dollars, for logs."""
+        u = self.usage
+        out: dict[str, Any] = {"input_tokens": u.input_tokens, "output_tokens": u.output_tokens}
+        if self.cost_usd is not None:
+            out["cost_usd"] = round(self.cost_usd, 6)
+        return out
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -235,6 +244,7 @@ class AgentRunner:
         result.usage = _add_usage(result.usage, loop.usage)
         result.messages.extend(loop.messages)
         result.stop_reason = loop.stop_reason
+        result.cost_usd = (result.cost_usd or 0.0) + loop.cost_usd
 
     async def _call(self, call: ToolUseBlock) -> ToolResult:
         try:

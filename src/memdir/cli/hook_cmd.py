@@ -82,8 +82,11 @@ def _quiet_library_warnings() -> None:
 
 
 def cmd_event(ctx: CliContext) -> int:
+    from memdir.adapters.claude_code.hostmodel import is_child
     from memdir.adapters.claude_code.runner import run_event
 
+    if is_child(ctx.env):  # a CLI memdir itself started: no recursion, no log rows
+        return 0
     _quiet_library_warnings()
     stdout, stderr = run_event(
         ctx.args.hook_event,

@@ -127,6 +127,8 @@ def run_worker(
                     "ok": result.ok,
                     "error": result.error,
                     "skipped": result.skipped,
+                    "fallback": result.fallback,
+                    **(result.run.cost() if result.run is not None else {}),
                     "ms": round((time.monotonic() - started) * 1000, 1),
                 },
             )

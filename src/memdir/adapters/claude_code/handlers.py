@@ -74,7 +74,9 @@ class HookContext:
         if mode == "auto":
             if self.settings.claude_mode:
                 return None  # the host's own extraction writes this dir
-            return "model" if self.settings.model else "rules"
+            from memdir.adapters.claude_code.hostmodel import background_spec
+
+            return "model" if background_spec(self.settings) else "rules"
         return mode
 
 

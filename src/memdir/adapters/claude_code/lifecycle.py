@@ -198,8 +198,13 @@ def session_end(inp: HookInput, hc: HookContext) -> str:
     done["drained"] = wait_idle(sessions, inp.session_id, DRAIN_SECONDS)
     transcript = Path(inp.transcript_path) if inp.transcript_path else None
     if done["drained"] and hc.extraction and transcript is not None and transcript.is_file():
-        report = run_extraction(hc, inp.session_id, transcript)
-        done["final_extraction_runs"] = report.runs
+        if hc.extraction == "model" and hc.make_extractor is None:
+            # a model call may outlast the hook's timeout: the detached worker does it
+            _spawn_worker(hc, inp.session_id, transcript)
+            done["final_extraction"] = "started in the background"
+        else:
+            report = run_extraction(hc, inp.session_id, transcript)
+            done["final_extraction_runs"] = report.runs
     done["team_push"] = _team_push(hc)
     done["dream"] = _dream_gate(hc, inp.session_id)
     log_event(hc, inp, started, **done)
@@ -252,12 +257,12 @@ def run_extraction(hc: HookContext, session_id: str, transcript: Path) -> Any:
         memory_dir=hc.paths.memory_dir,
         session_id=session_id,
         transcript=transcript,
-        make_extractor=hc.make_extractor or (lambda: default_extractor(hc)),
+        make_extractor=hc.make_extractor or (lambda: default_extractor(hc, session_id)),
         include_meta=hc.extraction == "model",
     )
 
 
-def default_extractor(hc: HookContext) -> Extractor:
+def default_extractor(hc: HookContext, session_id: str | None = None) -> Extractor:
     from memdir.store import MemoryStore
     from memdir.team.guard import team_secret_guard
 
@@ -267,14 +272,19 @@ def default_extractor(hc: HookContext) -> Extractor:
         guards=[team_secret_guard(root=memory_dir)],
         header_cache=hc.cache_dir / "headers.json",
     )
-    if hc.extraction == "model" and hc.settings.model:
-        from memdir.extract.agent import AgentExtractor
-        from memdir.llm.factory import provider_from_spec
-
-        provider = provider_from_spec(hc.settings.model, hc.env)
-        return AgentExtractor(provider, store, cwd=hc.paths.cwd)
     from memdir.extract.rule_extractor import RuleExtractor
 
+    if hc.extraction == "model":
+        from memdir.adapters.claude_code.hostmodel import background_provider
+        from memdir.extract.agent import AgentExtractor
+        from memdir.extract.fallback import FallbackExtractor
+
+        cwd = hc.paths.cwd
+        provider = background_provider(
+            hc.settings, hc.env, cwd=cwd, purpose="extract", session=session_id
+        )
+        if provider is not None:  # the host model's failures fall back to the rules
+            return FallbackExtractor(AgentExtractor(provider, store, cwd=cwd), RuleExtractor(store))
     return RuleExtractor(store)
 
 
