@@ -66,6 +66,7 @@ class _Run:
     """One child's stream, read as it arrives."""
 
     messages: list[Message] = field(default_factory=list)
+    last_id: str | None = None  # the CLI streams one event per content block of a message
     result: dict[str, Any] | None = None
     failure: ProviderError | None = None
     stderr: str = ""
@@ -80,6 +81,12 @@ class _Run:
         if event.get("type") == "result":
             self.result = event
         elif (message := io.message_from_event(event)) is not None:
+            body = event.get("message")
+            mid = body.get("id") if isinstance(body, dict) and message.role == "assistant" else None
+            if mid is not None and mid == self.last_id and self.messages:
+                last = self.messages.pop()
+                message = Message("assistant", [*last.blocks, *message.blocks])
+            self.last_id = mid
             self.messages.append(message)
         elif (failure := io.retry_failure(event)) is not None:
             self.failure = failure
