@@ -36,3 +36,10 @@ def host(claude_cli: Path, fake_api: FakeAnthropic, tmp_path: Path) -> Iterator[
         yield h
     finally:
         h.stop_daemon()
+
+
+@pytest.fixture
+def installed(host: ClaudeHost) -> ClaudeHost:
+    """A host whose project has memdir installed (hooks and MCP server), the README's way."""
+    host.install()
+    return host

@@ -76,15 +76,33 @@ class LoggedRequest:
             + "\n".join(_strings(self.body.get("messages")))
         )
 
+    def message_texts(self) -> list[str]:
+        """The text of each text block of each message, as sent (no system prompt)."""
+        return [
+            block["text"]
+            for m in self.body.get("messages") or []
+            for block in (
+                m["content"] if isinstance(m.get("content"), list) else [m.get("content")]
+            )
+            if isinstance(block, dict) and block.get("type") == "text"
+        ] + [
+            m["content"]
+            for m in self.body.get("messages") or []
+            if isinstance(m.get("content"), str)
+        ]
+
     def tool_names(self) -> list[str]:
         return [str(t.get("name")) for t in self.body.get("tools") or []]
 
     def tool_results(self) -> list[dict[str, Any]]:
-        """``tool_result`` blocks in the last user message (the answer to the last tool call)."""
-        messages = self.body.get("messages") or []
-        if not messages or not isinstance(messages[-1].get("content"), list):
-            return []
-        return [b for b in messages[-1]["content"] if b.get("type") == "tool_result"]
+        """Every ``tool_result`` block in the request's messages, oldest first."""
+        return [
+            block
+            for m in self.body.get("messages") or []
+            if isinstance(m.get("content"), list)
+            for block in m["content"]
+            if isinstance(block, dict) and block.get("type") == "tool_result"
+        ]
 
 
 def _strings(value: Any) -> Iterator[str]:

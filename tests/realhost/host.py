@@ -20,6 +20,8 @@ import os
 import shutil
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,6 +88,7 @@ class ClaudeHost:
     api: FakeAnthropic
     root: Path
     extra_env: dict[str, str] = field(default_factory=dict)
+    timings: list[tuple[tuple[str, ...], float]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.home = self.root / "home"
@@ -115,6 +118,7 @@ class ClaudeHost:
         self, *args: str, timeout: float = 90, check: bool = True
     ) -> subprocess.CompletedProcess[str]:
         """Run the CLI in the project dir; ``check`` fails the test with its output on exit != 0."""
+        started = time.monotonic()
         proc = subprocess.run(
             [str(self.cli), *args],
             cwd=self.project,
@@ -124,6 +128,7 @@ class ClaudeHost:
             text=True,
             timeout=timeout,
         )
+        self.timings.append((args[:2], time.monotonic() - started))
         if check and proc.returncode != 0:
             raise AssertionError(
                 f"claude {' '.join(args)} exited {proc.returncode}\n"
@@ -132,11 +137,11 @@ class ClaudeHost:
         return proc
 
     def prompt(
-        self, text: str, *args: str, resume: bool = False, timeout: float = 90
+        self, text: str, *args: str, resume: bool = False, timeout: float = 90, check: bool = True
     ) -> subprocess.CompletedProcess[str]:
         """``claude -p TEXT`` (``--continue`` when ``resume``) with any extra flags."""
         flags = ["--continue"] if resume else []
-        return self.claude("-p", text, *flags, *args, timeout=timeout)
+        return self.claude("-p", text, *flags, *args, timeout=timeout, check=check)
 
     def stream_json(self, text: str, *args: str, resume: bool = False) -> list[dict[str, Any]]:
         """One prompt with ``--output-format stream-json``: the parsed event lines."""
@@ -166,6 +171,15 @@ class ClaudeHost:
         where = json.loads(self.memdir("--json", "where").stdout)
         return Path(where["paths"]["memory_dir"] if "paths" in where else where["memory_dir"])
 
+    def hook_log(self) -> list[dict[str, Any]]:
+        """Every hook-log record (``memdir hook log --full``), oldest first."""
+        out = self.memdir("--json", "hook", "log", "--full", "--limit", "1000").stdout
+        return list(json.loads(out))
+
+    def install(self, *args: str) -> None:
+        """``memdir install claude-code --project`` (hooks + ``.mcp.json``), as a user would."""
+        self.memdir("install", "claude-code", "--project", *args)
+
     def allow_project_mcp(self) -> None:
         """Approve the project's ``.mcp.json`` servers, as a user answering the trust prompt."""
         local = self.project / ".claude" / "settings.local.json"
@@ -178,3 +192,13 @@ class ClaudeHost:
         """Stop the recall daemon a hook may have started under this HOME (teardown)."""
         if shutil.which("memdir", path=str(self.bin)):
             self.memdir("hook", "daemon", "stop", check=False)
+
+
+def wait_for(predicate: Callable[[], bool], what: str, limit: float = 40.0) -> None:
+    """Poll until ``predicate()`` holds: work the host left running in the background (a detached
+    extraction) finishes after ``claude`` exits. The limit only bounds a hang; nothing is timed."""
+    deadline = time.monotonic() + limit
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"still waiting after {limit:.0f} s for {what}")
+        time.sleep(0.1)
