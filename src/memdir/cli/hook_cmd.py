@@ -144,6 +144,11 @@ def _summary(row: dict[str, Any]) -> dict[str, Any]:
             what.append(f"{key}: {row[key]}")
     if row.get("event") == "extract" and row.get("written"):
         what.append("wrote " + ", ".join(Path(p).name for p in row["written"]))
+    if row.get("fallback"):
+        what.append(str(row["fallback"]))
+    if isinstance(row.get("cost_usd"), int | float):
+        tokens = f"{row.get('input_tokens', 0)}+{row.get('output_tokens', 0)} tokens"
+        what.append(f"model ${row['cost_usd']:.4f} ({tokens})")
     session = str(row.get("session") or "")
     return {
         "time": _time(row),

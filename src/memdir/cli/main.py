@@ -44,6 +44,7 @@ _GROUPS: dict[str, tuple[str, ...]] = {
     "chat_cmd": ("chat",),
     "hook_cmd": ("hook",),
     "install_cmd": ("install", "uninstall"),
+    "status_cmd": ("status",),
 }
 _GLOBAL_OPTIONS_WITH_VALUE = frozenset({"--dir", "--settings"})
 

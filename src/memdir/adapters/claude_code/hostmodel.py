@@ -80,10 +80,52 @@ def background_provider(
     return provider_from_spec(spec, env)
 
 
+def describe(settings: Settings, env: Mapping[str, str], llm: str) -> list[str]:
+    """What ``memdir install claude-code --llm <llm>`` sets up, in plain words, with its cost."""
+    from memdir.llm.claude_code import find_cli
+
+    offline = (
+        "Per-prompt recall is always local (no model, no cost). Without a model, memories are "
+        'saved only from explicit statements ("remember that ...") and session notes and '
+        "dream run offline."
+    )
+    if llm == "off":
+        return ["Model: off — memdir never calls a model from the hooks.", offline]
+    if llm == "key" or settings.model:
+        spec = settings.model or "(MEMDIR_MODEL is not set)"
+        return [
+            f"Model: {spec}, with your own API key — memdir never uses your Claude Code login.",
+            "Set MEMDIR_MODEL (e.g. anthropic:claude-haiku-4-5) and ANTHROPIC_API_KEY in the "
+            "environment Claude Code runs in; that provider bills each call to the key.",
+            offline,
+        ]
+    if not host_model_on(settings):
+        return [
+            "Model: off (hostModel is off or hostModelBudgetUsd is 0 in your settings).",
+            offline,
+        ]
+    spec = HOST_SPEC_PREFIX + settings.host_model
+    lines = [
+        f"Model: {spec} — your own Claude Code CLI and login (subscription or API key), "
+        "started in the background after a turn to extract memories (at most once per "
+        "turn, skipped when the agent saved memory itself). No built-in tools, no hooks, no "
+        "session saved; it can only write inside the memory dir.",
+        f"Cost: counted against your Claude Code usage; memdir stops at "
+        f"${settings.host_model_budget_usd:.2f} a day (hostModelBudgetUsd) and falls back "
+        "offline. `memdir status` and `memdir hook log` show the spend; turn it off with "
+        "`--llm off` or hostModel: off.",
+        "Per-prompt recall stays local (no model, no cost).",
+    ]
+    if find_cli(env) is None:
+        lines.append("Note: `claude` is not on PATH here — until it is, memdir works offline.")
+    return lines
+
+
 __all__ = [
     "HOST_SPEC_PREFIX",
     "background_provider",
     "background_spec",
+    "describe",
     "host_ledger",
     "host_model_on",
     "is_child",

@@ -1,0 +1,119 @@
+"""Zero-config inside the host, as a new user meets it: Claude Code on PATH, no MEMDIR_MODEL, no
+API key set up for memdir. ``memdir install claude-code --project``, then a session in which the
+user corrects the agent: the extraction worker runs the user's own ``claude`` (the fake replays
+what a capable model would do), a feedback memory is written through memdir's tools, its cost is
+recorded, and no hook runs inside the child."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.realhost.fakeapi import Reply, ToolCall
+from tests.realhost.host import SRC, ClaudeHost, wait_for
+
+FEEDBACK = """---
+name: real database in tests
+description: never mock the database in these tests; use the real test database
+type: feedback
+---
+Don't mock the database in these tests.
+
+**Why:** the user corrected this explicitly.
+**How to apply:** integration tests use the real test database fixture.
+"""
+CORRECTION = "no, don't mock the database in these tests"
+
+
+def with_claude_on_path(host: ClaudeHost) -> None:
+    """What a Claude Code user has: ``claude`` on PATH (here: the pinned CLI)."""
+    link = host.bin / "claude"
+    if not link.exists():
+        os.symlink(host.cli, link)
+
+
+@pytest.fixture(autouse=True)
+def _this_checkout(host: ClaudeHost) -> None:
+    # The installed hook command may be a venv's console script (an absolute path): make it
+    # import this checkout's sources too, wherever that venv's editable install points.
+    host.extra_env["PYTHONPATH"] = str(SRC)
+
+
+def extract_rows(host: ClaudeHost) -> list[dict[str, object]]:
+    return [r for r in host.hook_log() if r.get("event") == "extract"]
+
+
+def test_a_correction_becomes_a_feedback_memory_written_by_the_host_model(
+    host: ClaudeHost,
+) -> None:
+    with_claude_on_path(host)
+    installed = host.memdir("install", "claude-code", "--project")
+    assert "claude-code:haiku" in installed.stdout and "$1.00" in installed.stdout
+    memory_dir = host.memory_dir()
+    target = memory_dir / "feedback_real_database.md"
+    host.api.script(
+        "Understood — I will use the real database in these tests.",  # the user's session
+        Reply(  # the extraction child (memdir's worker running `claude -p`)
+            tool_calls=(
+                ToolCall("mcp__memdir__Write", {"file_path": str(target), "content": FEEDBACK}),
+            )
+        ),
+        "Saved the feedback memory.",
+    )
+    host.prompt(CORRECTION)
+    wait_for(lambda: bool(extract_rows(host)), "the extraction worker", limit=90)
+
+    (row,) = extract_rows(host)
+    assert row["ok"] is True and row.get("fallback") is None, (row, host.hook_log())
+    assert row["written"] == [str(target)]
+    assert isinstance(row["cost_usd"], float) and row["cost_usd"] > 0
+    assert target.read_text() == FEEDBACK
+    assert "feedback_real_database.md" in (memory_dir / "MEMORY.md").read_text()
+
+    child = [
+        r
+        for r in host.api.main_requests()
+        if any(n.startswith("mcp__memdir__") for n in r.tool_names())
+    ]
+    assert len(child) == 2
+    assert not {n for r in child for n in r.tool_names()} & {"Bash", "Edit", "Write", "Read"}
+    assert CORRECTION in child[0].text()
+
+    # no recursion: every hook row belongs to the user's session; none to the child's
+    sessions = {r.get("session") for r in host.hook_log()}
+    assert len(sessions) == 1, sessions
+    assert [r["event"] for r in host.hook_log()].count("session-start") == 1
+
+    # the cost is visible where the user looks
+    text_log = host.memdir("--text", "hook", "log").stdout
+    assert "$" in text_log and "feedback_real_database.md" in text_log
+    status = json.loads(host.memdir("--json", "status").stdout)
+    spend = status["host_model"]["today"]
+    assert spend["calls"] == 1 and spend["cost_usd"] == row["cost_usd"]
+
+
+def test_without_the_cli_extraction_falls_back_offline_with_one_log_line(host: ClaudeHost) -> None:
+    host.memdir("install", "claude-code", "--project")
+    host.prompt("remember that I prefer tabs over spaces")
+    wait_for(lambda: bool(extract_rows(host)), "the extraction worker", limit=90)
+    (row,) = extract_rows(host)
+    assert row["ok"] is True
+    assert isinstance(row["fallback"], str) and "not installed" in row["fallback"]
+    assert Path(str(row["written"][0])).is_file()  # type: ignore[index]
+
+
+def test_llm_off_keeps_every_path_offline(host: ClaudeHost) -> None:
+    with_claude_on_path(host)
+    out = host.memdir("install", "claude-code", "--project", "--llm", "off").stdout
+    assert "offline" in out
+    host.prompt("remember that I prefer tabs over spaces")
+    wait_for(lambda: bool(extract_rows(host)), "the extraction worker", limit=90)
+    (row,) = extract_rows(host)
+    assert row["fallback"] is None and "cost_usd" not in row
+    assert all(
+        not r.tool_names() or "mcp__memdir__Write" not in r.tool_names()
+        for r in host.api.requests[1:]
+    )
