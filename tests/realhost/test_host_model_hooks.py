@@ -117,3 +117,36 @@ def test_llm_off_keeps_every_path_offline(host: ClaudeHost) -> None:
         not r.tool_names() or "mcp__memdir__Write" not in r.tool_names()
         for r in host.api.requests[1:]
     )
+
+
+def test_memdir_chat_uses_the_host_model_when_no_model_is_set(host: ClaudeHost) -> None:
+    """``memdir chat`` without MEMDIR_MODEL or an API key for memdir: the user's ``claude``
+    answers, a tool call it makes is run by memdir's sandboxed toolset, the cost is recorded."""
+    import subprocess
+
+    with_claude_on_path(host)
+    memory_dir = host.memory_dir()
+    note = memory_dir / "user_prefers_tabs.md"
+    content = "---\nname: tabs\ndescription: prefers tabs\ntype: user\n---\nPrefers tabs.\n"
+    host.api.script(
+        Reply(
+            tool_calls=(
+                ToolCall("mcp__memdir__Write", {"file_path": str(note), "content": content}),
+            )
+        ),
+        "Noted: you prefer tabs.",
+    )
+    proc = subprocess.run(
+        [str(host.bin / "memdir"), "chat"],
+        input="I prefer tabs, remember that\n/exit\n",
+        cwd=host.project,
+        env=host.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "Noted: you prefer tabs." in proc.stdout
+    assert note.read_text() == content  # written by memdir's tool, in this process
+    status = json.loads(host.memdir("--json", "status").stdout)
+    assert status["host_model"]["today"]["calls"] == 2
