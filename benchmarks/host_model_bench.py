@@ -28,9 +28,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.realhost: the fake API
 
 from tests.realhost.fakeapi import FakeAnthropic, Reply, ToolCall
 from tests.realhost.host import DUMMY_KEY, QUIET_ENV, SRC, find_cli
