@@ -96,13 +96,15 @@ def log_event(hc: HookContext, inp: HookInput, started: float, **fields: Any) ->
 
 
 def recall_in_process(hc: HookContext, query: str, exclude: list[str]) -> list[Injected]:
+    from memdir.adapters.claude_code.hostmodel import background_provider
     from memdir.adapters.recall_daemon import build_engine, recall_attachments
 
-    if hc.settings.recall_selector == "llm" and hc.settings.model:
-        from memdir.llm.factory import provider_from_spec
+    provider = None
+    if hc.settings.recall_selector == "llm":  # opted in: MEMDIR_MODEL, else the host model
+        provider = background_provider(hc.settings, hc.env, cwd=hc.paths.cwd, purpose="recall")
+    if provider is not None:
         from memdir.recall.factory import build_recall
 
-        provider = provider_from_spec(hc.settings.model, hc.env)
         engine = build_recall(hc.paths.memory_dir, hc.cache_dir, kind="llm", provider=provider)
     else:
         engine = build_engine(hc.paths.memory_dir, hc.cache_dir)
