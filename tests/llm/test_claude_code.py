@@ -104,3 +104,16 @@ def test_argv_is_safe_for_any_system_prompt(tmp_path: Path) -> None:
     argv = json.loads((tmp_path / "call.json").read_text())["argv"]
     assert argv[argv.index("--system-prompt") + 1] == tricky
     assert shlex.join(argv).count("--tools") == 2  # ours, and the one inside the quoted prompt
+
+
+def test_a_stream_line_longer_than_asyncios_default_buffer_is_read(tmp_path: Path) -> None:
+    """A tool result or reply of hundreds of KiB is one stream-json line (the default
+    StreamReader limit is 64 KiB: readline would fail and the call would be lost)."""
+    big = "x" * 300_000
+    lines = (DATA / "text.jsonl").read_text().splitlines()
+    result = json.loads(lines[-1])
+    result["result"] = big
+    recording = tmp_path / "big.jsonl"
+    recording.write_text("\n".join([*lines[:-1], json.dumps(result)]) + "\n")
+    p = provider(replaying_cli(tmp_path, str(recording)), tmp_path)
+    assert asyncio.run(p.complete(REQUEST)).text == big

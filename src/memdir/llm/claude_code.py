@@ -57,6 +57,7 @@ from memdir.llm.ledger import CostLedger
 from memdir.llm.tool_relay import ToolRelay
 
 DEFAULT_TIMEOUT = 300.0
+LINE_LIMIT = 64 * 1024 * 1024  # one stream-json line holds a whole message (a long tool result)
 CAPTURED = "(not run here: memdir runs this tool call itself)"
 STDERR_TAIL = 400
 
@@ -227,6 +228,7 @@ class ClaudeCodeProvider:
                 stderr=asyncio.subprocess.PIPE,
                 env=io.child_env(self.env),
                 cwd=str(self.cwd) if self.cwd else None,
+                limit=LINE_LIMIT,
                 start_new_session=True,  # so a timeout can kill the CLI and its MCP child
             )
         except OSError as exc:
@@ -239,6 +241,8 @@ class ClaudeCodeProvider:
             raise HostModelUnavailableError(
                 f"the Claude Code CLI did not answer within {limit:g}s"
             ) from None
+        except (OSError, ValueError) as exc:  # a broken pipe, an unreadable stream
+            raise HostModelUnavailableError(f"reading the Claude Code CLI failed: {exc}") from None
         finally:
             _kill_group(proc)
             with contextlib.suppress(Exception):
