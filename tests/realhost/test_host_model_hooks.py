@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.realhost.childfake import ChildAwareAnthropic
 from tests.realhost.fakeapi import Reply, ToolCall
 from tests.realhost.host import SRC, ClaudeHost, wait_for
 
@@ -35,11 +37,22 @@ def with_claude_on_path(host: ClaudeHost) -> None:
         os.symlink(host.cli, link)
 
 
+@pytest.fixture
+def fake_api() -> Iterator[ChildAwareAnthropic]:
+    with ChildAwareAnthropic() as api:
+        yield api
+
+
 @pytest.fixture(autouse=True)
 def _this_checkout(host: ClaudeHost) -> None:
     # The installed hook command may be a venv's console script (an absolute path): make it
     # import this checkout's sources too, wherever that venv's editable install points.
     host.extra_env["PYTHONPATH"] = str(SRC)
+
+
+def child_api(host: ClaudeHost) -> ChildAwareAnthropic:
+    assert isinstance(host.api, ChildAwareAnthropic)
+    return host.api
 
 
 def extract_rows(host: ClaudeHost) -> list[dict[str, object]]:
@@ -54,9 +67,10 @@ def test_a_correction_becomes_a_feedback_memory_written_by_the_host_model(
     assert "claude-code:haiku" in installed.stdout and "$1.00" in installed.stdout
     memory_dir = host.memory_dir()
     target = memory_dir / "feedback_real_database.md"
-    host.api.script(
-        "Understood — I will use the real database in these tests.",  # the user's session
-        Reply(  # the extraction child (memdir's worker running `claude -p`)
+    api = child_api(host)
+    api.script("Understood — I will use the real database in these tests.")  # the user's session
+    api.script_child(  # the extraction child (memdir's worker running `claude -p`)
+        Reply(
             tool_calls=(
                 ToolCall("mcp__memdir__Write", {"file_path": str(target), "content": FEEDBACK}),
             )
@@ -73,11 +87,7 @@ def test_a_correction_becomes_a_feedback_memory_written_by_the_host_model(
     assert target.read_text() == FEEDBACK
     assert "feedback_real_database.md" in (memory_dir / "MEMORY.md").read_text()
 
-    child = [
-        r
-        for r in host.api.main_requests()
-        if any(n.startswith("mcp__memdir__") for n in r.tool_names())
-    ]
+    child = api.child_requests()
     assert len(child) == 2
     assert not {n for r in child for n in r.tool_names()} & {"Bash", "Edit", "Write", "Read"}
     assert CORRECTION in child[0].text()
@@ -128,7 +138,7 @@ def test_memdir_chat_uses_the_host_model_when_no_model_is_set(host: ClaudeHost) 
     memory_dir = host.memory_dir()
     note = memory_dir / "user_prefers_tabs.md"
     content = "---\nname: tabs\ndescription: prefers tabs\ntype: user\n---\nPrefers tabs.\n"
-    host.api.script(
+    child_api(host).script_child(
         Reply(
             tool_calls=(
                 ToolCall("mcp__memdir__Write", {"file_path": str(note), "content": content}),
@@ -150,3 +160,52 @@ def test_memdir_chat_uses_the_host_model_when_no_model_is_set(host: ClaudeHost) 
     assert note.read_text() == content  # written by memdir's tool, in this process
     status = json.loads(host.memdir("--json", "status").stdout)
     assert status["host_model"]["today"]["calls"] == 2
+
+
+NOTES_LINE = "- Migrating the billing tests to the real database (marker: notes-heron-91)."
+CURRENT_STATE = "_What is being worked on right now, what is pending, the next step._"
+
+
+def session_notes_path(host: ClaudeHost, session: str) -> Path:
+    from memdir.config import load_settings
+    from memdir.paths import resolve_paths
+
+    settings = load_settings(
+        host.env, cwd=host.project, flag_settings=None, claude_mode=False, memory_dir_flag=None
+    )
+    return resolve_paths(settings, cwd=host.project).session_memory_path(session)
+
+
+def test_notes_before_compaction_are_updated_by_the_host_model_and_come_back(
+    host: ClaudeHost,
+) -> None:
+    with_claude_on_path(host)
+    host.memdir("install", "claude-code", "--project")
+    api = child_api(host)
+    api.script("Working on the billing tests.", "Still on it.")
+    host.prompt("let's migrate the billing tests to the real database")
+    host.prompt("continue with the invoice tests", resume=True)
+    session = str(
+        [r for r in host.hook_log() if r.get("event") == "user-prompt-submit"][-1]["session"]
+    )
+    edit = {
+        "file_path": str(session_notes_path(host, session)),
+        "old_string": CURRENT_STATE,
+        "new_string": f"{CURRENT_STATE}\n{NOTES_LINE}",
+    }
+    api.script_child(  # the notes child: one Edit of the one file it may touch
+        Reply(tool_calls=(ToolCall("mcp__memdir__Edit", edit),)), "Notes updated."
+    )
+    host.prompt("/compact", resume=True)
+    log = host.hook_log()
+    (row,) = [r for r in log if r.get("event") == "notes"]
+    assert row["ok"] is True and row["changed"] is True and row["cost_usd"] > 0, row
+    # the compacted session gets them back at SessionStart (which waited for the worker)
+    (start,) = [r for r in log if r.get("event") == "session-start" and r["source"] == "compact"]
+    assert start["ts"] > row["ts"]
+    notes = str(start["text"]).split("Session notes (kept across the compaction)", 1)
+    assert len(notes) == 2 and "notes-heron-91" in notes[1]
+    assert NOTES_LINE in session_notes_path(host, session).read_text()
+    # the child could only edit that one file: its only tool was Edit
+    offered = [{n for n in r.tool_names() if n.startswith("mcp__")} for r in api.child_requests()]
+    assert {"mcp__memdir__Edit"} in offered

@@ -45,6 +45,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     w.add_argument("--session", required=True)
     w.add_argument("--transcript", type=Path, required=True)
     w.set_defaults(handler=cmd_worker)
+    n = events.add_parser("notes-worker")  # internal: the model's session-notes update
+    n.add_argument("--session", required=True)
+    n.add_argument("--transcript", type=Path, required=True)
+    n.set_defaults(handler=cmd_notes_worker)
 
 
 def hook_flags(ctx: CliContext) -> Any:
@@ -144,6 +148,8 @@ def _summary(row: dict[str, Any]) -> dict[str, Any]:
             what.append(f"{key}: {row[key]}")
     if row.get("event") == "extract" and row.get("written"):
         what.append("wrote " + ", ".join(Path(p).name for p in row["written"]))
+    if row.get("event") == "notes" and row.get("ok"):
+        what.append("notes updated by the model" if row.get("changed") else "notes unchanged")
     if row.get("fallback"):
         what.append(str(row["fallback"]))
     if isinstance(row.get("cost_usd"), int | float):
@@ -213,4 +219,12 @@ def cmd_worker(ctx: CliContext) -> int:
     hc = hook_context(ctx)
     report = run_extraction(hc, ctx.args.session, ctx.args.transcript)
     ctx.out.data({"runs": report.runs, "saved": report.saved, "skipped": report.skipped})
+    return 0
+
+
+def cmd_notes_worker(ctx: CliContext) -> int:
+    from memdir.adapters.claude_code.notes_worker import run_notes_worker
+
+    row = run_notes_worker(hook_context(ctx), ctx.args.session, ctx.args.transcript)
+    ctx.out.data(row)
     return 0

@@ -125,6 +125,16 @@ class ClaudeCodeProvider:
         self.purpose = purpose
         self.session = session
         self.python = python
+        self.calls, self.cost_usd, self.input_tokens, self.output_tokens = 0, 0.0, 0, 0
+
+    def totals(self) -> dict[str, Any]:
+        """What this provider's calls cost so far (for a caller's own log row)."""
+        return {
+            "calls": self.calls,
+            "cost_usd": round(self.cost_usd, 6),
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+        }
 
     # -- the Provider protocol ------------------------------------------------------------
 
@@ -249,9 +259,13 @@ class ClaudeCodeProvider:
                 await asyncio.wait_for(proc.wait(), 5.0)
 
     def _record(self, run: _Run, started: float, *, error: str | None) -> None:
+        cost = io.cost_from(run.result or {})
+        self.calls += 1
+        self.cost_usd += cost.cost_usd
+        self.input_tokens += cost.usage.input_tokens
+        self.output_tokens += cost.usage.output_tokens
         if self.ledger is None:
             return
-        cost = io.cost_from(run.result or {})
         self.ledger.record(
             {
                 "session": self.session,

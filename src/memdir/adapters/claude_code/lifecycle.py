@@ -105,6 +105,10 @@ def session_start(inp: HookInput, hc: HookContext) -> str:
     parts: list[str] = []
     if not hc.settings.claude_mode:  # in --claude mode the host injects its own MEMORY.md
         parts.append(instructions(hc))
+    if inp.source == "compact":  # a model notes update started at pre-compact may still run
+        from memdir.adapters.claude_code.notes_worker import wait_for_notes
+
+        wait_for_notes(hc, inp.session_id)
     notes = session_notes(hc, inp.session_id) if inp.source == "compact" else ""
     if notes:
         parts.append(f"## Session notes (kept across the compaction)\n\n{notes}")
@@ -144,10 +148,13 @@ def stop(inp: HookInput, hc: HookContext) -> str:
     return ""
 
 
-def _spawn_worker(hc: HookContext, session_id: str, transcript: Path) -> None:
+def _spawn_worker(
+    hc: HookContext, session_id: str, transcript: Path, worker: str = "extract-worker"
+) -> None:
     import subprocess
 
-    command = [*hc.worker_command, "--session", session_id, "--transcript", str(transcript)]
+    base = [*hc.worker_command[:-1], worker] if hc.worker_command else []
+    command = [*base, "--session", session_id, "--transcript", str(transcript)]
     log_file = hc.cache_dir / "hooks" / "worker.log"
     log_file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     with open(log_file, "ab") as err:
@@ -185,7 +192,13 @@ def _update_notes(inp: HookInput, hc: HookContext) -> str:
     outcome = update_notes_from_transcript(transcript, hc.paths.session_memory_path(inp.session_id))
     if not outcome.ok:
         return f"not updated: {outcome.error}"
-    return f"updated ({outcome.messages_covered} messages)" if outcome.changed else "unchanged"
+    done = f"updated ({outcome.messages_covered} messages)" if outcome.changed else "unchanged"
+    from memdir.adapters.claude_code.hostmodel import background_spec
+
+    if background_spec(hc.settings) and hc.extract_mode != "off" and hc.worker_command:
+        _spawn_worker(hc, inp.session_id, transcript, "notes-worker")  # the model improves them
+        done += "; model update started in the background"
+    return done
 
 
 def session_end(inp: HookInput, hc: HookContext) -> str:
