@@ -148,3 +148,68 @@ def test_install_llm_choice(tmp_path: Path, llm: str, pinned: bool, says: str) -
     hooks = json.loads((project / ".claude" / "settings.json").read_text())["hooks"]
     command = hooks["Stop"][0]["hooks"][0]["command"]
     assert command.startswith("env MEMDIR_HOST_MODEL=off ") is pinned
+
+
+def _transcript(tmp_path: Path, cwd: Path) -> Path:
+    from memdir.transcripts import Transcript
+
+    t = Transcript(tmp_path / "s.jsonl", "s-notes", str(cwd))
+    t.user("Let's migrate the billing tests to the real database.")
+    t.assistant("Starting with the invoice tests.", model="m")
+    return t.path
+
+
+def test_the_notes_worker_runs_the_model_on_the_one_notes_file(cli: Cli, tmp_path: Path) -> None:
+    from memdir.adapters.claude_code.notes_worker import run_notes_worker, wait_for_notes
+    from memdir.session import update_notes_from_transcript
+
+    replies = tmp_path / "replies.json"
+    hc = cli.hook_context(MEMDIR_MODEL=f"scripted:{replies}")
+    notes = hc.paths.session_memory_path("s-notes")
+    transcript = _transcript(tmp_path, cli.cwd)
+    update_notes_from_transcript(transcript, notes)  # what pre-compact does first, offline
+    state = "_What is being worked on right now, what is pending, the next step._"
+    edit = {"file_path": str(notes), "old_string": state, "new_string": f"{state}\n- invoices"}
+    outside = {"file_path": str(tmp_path / "x.md"), "old_string": "a", "new_string": "b"}
+    steps = [{"tools": [["Edit", edit], ["Edit", outside]]}, {"text": "done"}]
+    replies.write_text(json.dumps(steps))
+    row = run_notes_worker(hc, "s-notes", transcript)
+    assert row["ok"] is True and row["changed"] is True, row
+    assert "- invoices" in notes.read_text() and not (tmp_path / "x.md").exists()
+    assert [r["event"] for r in hooklog.read(hc.cache_dir)] == ["notes"]
+    assert wait_for_notes(hc, "s-notes", timeout=0.1)
+
+
+def test_a_running_notes_worker_is_waited_for_and_not_doubled(cli: Cli, tmp_path: Path) -> None:
+    import threading
+
+    from memdir.adapters.claude_code.notes_worker import (
+        notes_lock,
+        run_notes_worker,
+        wait_for_notes,
+    )
+
+    hc = cli.hook_context(MEMDIR_HOST_MODEL="off")
+    held, done = threading.Event(), threading.Event()
+
+    def worker() -> None:  # another worker holds the lock (the lock is re-entrant per thread)
+        lock = notes_lock(hc, "s-notes")
+        lock.acquire()
+        held.set()
+        done.wait(10)
+        lock.release()
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    held.wait(10)
+    try:
+        assert not wait_for_notes(hc, "s-notes", timeout=0.2)
+        row = run_notes_worker(hc, "s-notes", _transcript(tmp_path, cli.cwd))
+        assert row["skipped"] == "another notes update runs"
+    finally:
+        done.set()
+        thread.join()
+    assert wait_for_notes(hc, "s-notes", timeout=0.2)
+    assert run_notes_worker(hc, "s-notes", tmp_path / "s.jsonl")["skipped"] == (
+        "no model for background work"
+    )

@@ -96,4 +96,10 @@ def _update(hc: HookContext, session_id: str, transcript: Path, provider: Any) -
     return out
 
 
-__all__ = ["NOTES_WAIT_SECONDS", "notes_running", "run_notes_worker", "wait_for_notes"]
+__all__ = [
+    "NOTES_WAIT_SECONDS",
+    "notes_lock",
+    "notes_running",
+    "run_notes_worker",
+    "wait_for_notes",
+]
