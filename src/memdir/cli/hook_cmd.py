@@ -49,6 +49,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     n.add_argument("--session", required=True)
     n.add_argument("--transcript", type=Path, required=True)
     n.set_defaults(handler=cmd_notes_worker)
+    dw = events.add_parser("dream-worker")  # internal: the model dream at session end
+    dw.add_argument("--session", required=True)
+    dw.set_defaults(handler=cmd_dream_worker)
 
 
 def hook_flags(ctx: CliContext) -> Any:
@@ -227,4 +230,11 @@ def cmd_notes_worker(ctx: CliContext) -> int:
 
     row = run_notes_worker(hook_context(ctx), ctx.args.session, ctx.args.transcript)
     ctx.out.data(row)
+    return 0
+
+
+def cmd_dream_worker(ctx: CliContext) -> int:
+    from memdir.adapters.claude_code.dream_worker import run_dream_worker
+
+    ctx.out.data(run_dream_worker(hook_context(ctx), ctx.args.session))
     return 0

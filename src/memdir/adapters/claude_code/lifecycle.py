@@ -148,13 +148,29 @@ def stop(inp: HookInput, hc: HookContext) -> str:
     return ""
 
 
+def _model_for_background(hc: HookContext) -> bool:
+    """A model worker is worth spawning: a model is configured (a host CLI that is present)."""
+    from memdir.adapters.claude_code.hostmodel import HOST_SPEC_PREFIX, background_spec
+
+    spec = background_spec(hc.settings)
+    if not spec or hc.extract_mode == "off" or not hc.worker_command:
+        return False
+    if spec.startswith(HOST_SPEC_PREFIX):
+        from memdir.llm.claude_code import find_cli
+
+        return find_cli(hc.env) is not None
+    return True
+
+
 def _spawn_worker(
-    hc: HookContext, session_id: str, transcript: Path, worker: str = "extract-worker"
+    hc: HookContext, session_id: str, transcript: Path | None, worker: str = "extract-worker"
 ) -> None:
     import subprocess
 
     base = [*hc.worker_command[:-1], worker] if hc.worker_command else []
-    command = [*base, "--session", session_id, "--transcript", str(transcript)]
+    command = [*base, "--session", session_id]
+    if transcript is not None:
+        command += ["--transcript", str(transcript)]
     log_file = hc.cache_dir / "hooks" / "worker.log"
     log_file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     with open(log_file, "ab") as err:
@@ -193,9 +209,7 @@ def _update_notes(inp: HookInput, hc: HookContext) -> str:
     if not outcome.ok:
         return f"not updated: {outcome.error}"
     done = f"updated ({outcome.messages_covered} messages)" if outcome.changed else "unchanged"
-    from memdir.adapters.claude_code.hostmodel import background_spec
-
-    if background_spec(hc.settings) and hc.extract_mode != "off" and hc.worker_command:
+    if _model_for_background(hc):
         _spawn_worker(hc, inp.session_id, transcript, "notes-worker")  # the model improves them
         done += "; model update started in the background"
     return done
@@ -238,6 +252,10 @@ def _dream_gate(hc: HookContext, session_id: str) -> str:
     from memdir.team.guard import write_guards
 
     gate = dream_gate(hc.settings, hc.paths)
+    if not hc.settings.claude_mode and gate.enabled and _model_for_background(hc):
+        # a model dream may outlast the hook: the detached worker checks the gate and dreams
+        _spawn_worker(hc, session_id, None, "dream-worker")
+        return "checked in the background (model dream when the gate is open)"
     if hc.settings.claude_mode:
         result = gate.check(current_session=session_id)
         return (
