@@ -187,7 +187,7 @@ def bench_hooks(api: FakeAnthropic, cli: Path, tmp: Path, runs: int) -> list[lis
     for event, host_name, prompt in events:
         for label, switch in (("host model on", "haiku"), ("host model off", "off")):
             env = {
-                **child_env(api, tmp / f"home-{switch}", cli),
+                **child_env(api, tmp / f"home-{switch}-{event}", cli),  # same memories: none
                 "MEMDIR_HOST_MODEL": switch,
                 "MEMDIR_HOOK_DAEMON": "0",
             }
@@ -211,9 +211,22 @@ def bench_hooks(api: FakeAnthropic, cli: Path, tmp: Path, runs: int) -> list[lis
                 )
                 times.append((time.perf_counter() - started) * 1000)
                 assert proc.returncode == 0 and not proc.stderr, proc.stderr
+                if event == "stop":  # the worker it spawned must not load the next timed call
+                    wait_worker(tmp / f"home-{switch}-{event}", str(payload["session_id"]))
             rows.append([f"hook `{event}` process, {label}", *stats(times)])
-    time.sleep(3)  # let the detached extraction workers finish before the temp dir goes
     return rows
+
+
+def wait_worker(home: Path, session: str, limit: float = 60.0) -> None:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        for log in home.rglob("log.jsonl"):
+            for line in log.read_text().splitlines():
+                row = json.loads(line)
+                if row.get("session") == session and row.get("event") == "extract":
+                    return
+        time.sleep(0.05)
+    raise RuntimeError(f"no extraction finished for {session}")
 
 
 def main(argv: list[str] | None = None) -> int:

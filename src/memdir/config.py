@@ -38,6 +38,8 @@ from memdir.paths import find_git_root, validate_memory_path
 
 TRUTHY = frozenset({"1", "true", "yes", "on"})
 FALSY = frozenset({"0", "false", "no", "off"})
+CHILD_ENV_FLAG = "MEMDIR_CHILD"
+"""Set for an agent CLI that memdir itself starts: every memdir hook then does nothing."""
 LEVELS = ("user", "project", "local", "flag", "policy")
 _MAC_POLICY = Path("/Library/Application Support")
 DEFAULT_POLICY_DIRS = (

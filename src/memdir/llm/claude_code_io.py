@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from memdir.config import CHILD_ENV_FLAG
 from memdir.errors import HostModelUnavailableError, InvalidOutputError, ProviderError
 from memdir.llm.base import (
     Block,
@@ -40,7 +41,6 @@ from memdir.llm.base import (
 )
 from memdir.llm.tool_relay import SERVER_NAME, host_tool_name, memdir_tool_name
 
-CHILD_ENV_FLAG = "MEMDIR_CHILD"
 # Set for the child: no telemetry, update checks or error reports; few CLI-side retries (a
 # background memory task would rather fall back offline than wait out ten backoffs).
 CHILD_ENV = {

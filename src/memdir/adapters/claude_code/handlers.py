@@ -96,11 +96,12 @@ def log_event(hc: HookContext, inp: HookInput, started: float, **fields: Any) ->
 
 
 def recall_in_process(hc: HookContext, query: str, exclude: list[str]) -> list[Injected]:
-    from memdir.adapters.claude_code.hostmodel import background_provider
     from memdir.adapters.recall_daemon import build_engine, recall_attachments
 
     provider = None
     if hc.settings.recall_selector == "llm":  # opted in: MEMDIR_MODEL, else the host model
+        from memdir.adapters.claude_code.hostmodel import background_provider
+
         provider = background_provider(hc.settings, hc.env, cwd=hc.paths.cwd, purpose="recall")
     if provider is not None:
         from memdir.recall.factory import build_recall

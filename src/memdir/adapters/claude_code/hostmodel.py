@@ -6,7 +6,8 @@ login, a small model by default — within the daily budget ``hostModelBudgetUsd
 recall stays local (latency) unless ``MEMDIR_RECALL=llm``. ``hostModel: off`` (or a zero budget,
 or ``memdir install claude-code --llm off``) switches it off; ``MEMDIR_MODEL`` always wins.
 
-Invariants: a child CLI started by memdir carries ``MEMDIR_CHILD=1`` and every memdir hook
+Invariants: importing this module loads no provider code (the per-prompt hook imports it); a
+child CLI started by memdir carries ``MEMDIR_CHILD=1`` and every memdir hook
 returns at once, silently, when it sees it (:func:`is_child`), so a child can never recurse into
 memdir's hooks even if its settings were loaded; nothing here runs a process or touches the
 network — the provider does, in the background worker.
@@ -18,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memdir.llm.claude_code_io import CHILD_ENV_FLAG
+from memdir.config import CHILD_ENV_FLAG
 
 if TYPE_CHECKING:
     from memdir.config import Settings
