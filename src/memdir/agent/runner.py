@@ -113,6 +113,18 @@ def _add_usage(a: Usage, b: Usage) -> Usage:
     )
 
 
+def _record(turn: int, call: ToolUseBlock, outcome: ToolResult) -> ToolCallRecord:
+    return ToolCallRecord(
+        turn=turn,
+        name=call.name,
+        input=call.input,
+        is_error=outcome.is_error,
+        denied=outcome.denied,
+        written_path=outcome.written_path,
+        result=outcome.content,
+    )
+
+
 def fork_messages(prefix: Sequence[Message], instruction: str) -> list[Message]:
     """The parent's messages followed by ``instruction`` as a user turn.
 
@@ -198,17 +210,7 @@ class AgentRunner:
             blocks: list[Block] = []
             for call, outcome in zip(completion.tool_calls, outcomes, strict=True):
                 blocks.append(ToolResultBlock(call.id, outcome.content, outcome.is_error))
-                result.tool_calls.append(
-                    ToolCallRecord(
-                        turn=result.turns,
-                        name=call.name,
-                        input=call.input,
-                        is_error=outcome.is_error,
-                        denied=outcome.denied,
-                        written_path=outcome.written_path,
-                        result=outcome.content,
-                    )
-                )
+                result.tool_calls.append(_record(result.turns, call, outcome))
             tool_message = Message("user", blocks)
             messages.append(tool_message)
             result.messages.append(tool_message)
@@ -219,17 +221,7 @@ class AgentRunner:
     ) -> None:
         async def execute(call: ToolUseBlock) -> ToolResultBlock:
             outcome = await self._call(call)
-            result.tool_calls.append(
-                ToolCallRecord(
-                    turn=result.turns + 1,
-                    name=call.name,
-                    input=call.input,
-                    is_error=outcome.is_error,
-                    denied=outcome.denied,
-                    written_path=outcome.written_path,
-                    result=outcome.content,
-                )
-            )
+            result.tool_calls.append(_record(result.turns + 1, call, outcome))
             return ToolResultBlock(call.id, outcome.content, outcome.is_error)
 
         request = CompletionRequest(

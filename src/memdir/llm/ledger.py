@@ -16,7 +16,6 @@ Invariants:
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import time
@@ -25,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memdir.errors import BudgetExhaustedError
-from memdir.transcripts import append_entries
+from memdir.errors import BudgetExhaustedError, MemdirError
+from memdir.transcripts import append_entries, read_transcript
 
 log = logging.getLogger(__name__)
 
@@ -79,16 +78,9 @@ class CostLedger:
         out: list[dict[str, Any]] = []
         for candidate in (self.path.with_name("costs.1.jsonl"), self.path):
             try:
-                lines = candidate.read_bytes().splitlines()
-            except OSError:
+                out += read_transcript(candidate).entries  # torn lines are skipped there
+            except (MemdirError, OSError):
                 continue
-            for line in lines:
-                try:
-                    row = json.loads(line)
-                except (ValueError, UnicodeDecodeError):
-                    continue
-                if isinstance(row, dict):
-                    out.append(row)
         return out
 
     def spend(self, day: str | None = None, *, session: str | None = None) -> Spend:

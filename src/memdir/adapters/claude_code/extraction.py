@@ -39,13 +39,14 @@ class WorkerReport:
     skipped: str | None = None
 
 
-def extract_lock(store: SessionStore, session_id: str) -> FileLock:
-    return FileLock(store.lock_path(session_id, "extract"), timeout=0)
+def extract_lock(store: SessionStore, session_id: str, what: str = "extract") -> FileLock:
+    """A session's single-flight lock for one kind of worker (extract, notes)."""
+    return FileLock(store.lock_path(session_id, what), timeout=0)
 
 
-def extraction_running(store: SessionStore, session_id: str) -> bool:
-    """True while a worker holds the session's extraction lock."""
-    lock = extract_lock(store, session_id)
+def extraction_running(store: SessionStore, session_id: str, what: str = "extract") -> bool:
+    """True while a worker holds the session's lock for ``what``."""
+    lock = extract_lock(store, session_id, what)
     try:
         lock.acquire()
     except LockHeldError:
@@ -54,10 +55,10 @@ def extraction_running(store: SessionStore, session_id: str) -> bool:
     return False
 
 
-def wait_idle(store: SessionStore, session_id: str, timeout: float) -> bool:
+def wait_idle(store: SessionStore, session_id: str, timeout: float, what: str = "extract") -> bool:
     """Wait until no worker runs for this session; False if ``timeout`` passed first."""
     deadline = time.monotonic() + timeout
-    while extraction_running(store, session_id):
+    while extraction_running(store, session_id, what):
         if time.monotonic() >= deadline:
             return False
         time.sleep(0.05)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memdir.adapters.claude_code import hooklog
+from memdir.adapters.claude_code.extraction import extract_lock, wait_idle
 from memdir.atomic import FileLock
 from memdir.errors import LockHeldError
 
@@ -30,27 +31,12 @@ NOTES_WAIT_SECONDS = 20.0
 
 
 def notes_lock(hc: HookContext, session_id: str) -> FileLock:
-    return FileLock(hc.sessions.lock_path(session_id, "notes"), timeout=0)
-
-
-def notes_running(hc: HookContext, session_id: str) -> bool:
-    lock = notes_lock(hc, session_id)
-    try:
-        lock.acquire()
-    except LockHeldError:
-        return True
-    lock.release()
-    return False
+    return extract_lock(hc.sessions, session_id, "notes")
 
 
 def wait_for_notes(hc: HookContext, session_id: str, timeout: float = NOTES_WAIT_SECONDS) -> bool:
     """Wait until no notes worker runs for the session; False if ``timeout`` passed first."""
-    deadline = time.monotonic() + timeout
-    while notes_running(hc, session_id):
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.05)
-    return True
+    return wait_idle(hc.sessions, session_id, timeout, "notes")
 
 
 def run_notes_worker(hc: HookContext, session_id: str, transcript: Path) -> dict[str, Any]:
@@ -99,7 +85,6 @@ def _update(hc: HookContext, session_id: str, transcript: Path, provider: Any) -
 __all__ = [
     "NOTES_WAIT_SECONDS",
     "notes_lock",
-    "notes_running",
     "run_notes_worker",
     "wait_for_notes",
 ]
