@@ -50,9 +50,6 @@ def _command(ctx: CliContext, host: str) -> list[str]:
         command += ["--settings", str(Path(args.settings).absolute())]
     if ctx.settings.claude_mode:
         command.append("--claude")
-    if getattr(args, "llm", "host") != "host":
-        # the hooks must not use the host CLI: pinned in the installed commands themselves
-        command = ["env", "MEMDIR_HOST_MODEL=off", *command]
     return command
 
 
@@ -96,7 +93,11 @@ def cmd_install(ctx: CliContext) -> int:
 
     a = ctx.args
     record = install.InstallRecord(ctx.settings.memdir_home).load()
-    changes = install.plan_install(a.host, a.scope, _locations(ctx), _command(ctx, a.host), record)
+    # --llm key|off: the hooks must never use the host CLI, pinned in their commands themselves
+    prefix = ["env", "MEMDIR_HOST_MODEL=off"] if a.llm != "host" else []
+    changes = install.plan_install(
+        a.host, a.scope, _locations(ctx), _command(ctx, a.host), record, hook_prefix=prefix
+    )
     backups = (
         []
         if a.dry_run

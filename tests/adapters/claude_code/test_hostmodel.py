@@ -213,3 +213,24 @@ def test_a_running_notes_worker_is_waited_for_and_not_doubled(cli: Cli, tmp_path
     assert run_notes_worker(hc, "s-notes", tmp_path / "s.jsonl")["skipped"] == (
         "no model for background work"
     )
+
+
+def test_reinstalling_with_another_llm_choice_replaces_the_hooks(tmp_path: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    home.mkdir()
+    env = {"HOME": str(home), "PATH": "/usr/bin:/bin"}
+
+    def install(*extra: str) -> list[str]:
+        argv = ["--json", "install", "claude-code", "--project", *extra]
+        assert main(argv, env=env, cwd=project, stdout=io.StringIO(), stderr=io.StringIO()) == 0
+        hooks = json.loads((project / ".claude" / "settings.json").read_text())["hooks"]
+        return [h["command"] for g in hooks["Stop"] for h in g["hooks"]]
+
+    (off,) = install("--llm", "off")
+    (on,) = install("--llm", "host")
+    assert off.startswith("env MEMDIR_HOST_MODEL=off ") and not on.startswith("env ")
+    out = io.StringIO()
+    argv = ["--json", "uninstall", "claude-code", "--project"]
+    assert main(argv, env=env, cwd=project, stdout=out, stderr=io.StringIO()) == 0
+    assert not (project / ".claude" / "settings.json").exists()
