@@ -108,9 +108,10 @@ def describe(settings: Settings, env: Mapping[str, str], llm: str) -> list[str]:
     spec = HOST_SPEC_PREFIX + settings.host_model
     lines = [
         f"Model: {spec} — your own Claude Code CLI and login (subscription or API key), "
-        "started in the background after a turn to extract memories (at most once per "
-        "turn, skipped when the agent saved memory itself). No built-in tools, no hooks, no "
-        "session saved; it can only write inside the memory dir.",
+        "started in the background: after a turn to extract memories (at most once per "
+        "turn, skipped when the agent saved memory itself), before a compaction to update the "
+        "session notes, at session end to dream when its gates open (autoDreamEnabled). No "
+        "built-in tools, no hooks, no session saved; it can only write inside the memory dir.",
         f"Cost: counted against your Claude Code usage; memdir stops at "
         f"${settings.host_model_budget_usd:.2f} a day (hostModelBudgetUsd) and falls back "
         "offline. `memdir status` and `memdir hook log` show the spend; turn it off with "
