@@ -119,12 +119,29 @@ def cmd_log(ctx: CliContext) -> int:
         ctx.out.data([], f"(no hook activity logged in {hooklog.log_path(ctx.paths.cache_dir)})")
         return 0
     lines = [table([_summary(r) for r in rows], ["time", "session", "event", "ms", "what"])]
+    lines.append(_spend_line(ctx, a.session))
     if a.full:
         for r in rows:
             if r.get("text"):
                 lines += ["", f"--- {r.get('event')} {_time(r)} ---", str(r["text"])]
     ctx.out.data(rows, "\n".join(lines))
     return 0
+
+
+def _spend_line(ctx: CliContext, session: str | None) -> str:
+    """Today's host-model spend (and this session's, when one is asked for)."""
+    from memdir.adapters.claude_code.hostmodel import host_ledger
+
+    ledger = host_ledger(ctx.settings)
+    today = ledger.spend()
+    line = (
+        f"host model today: ${today.cost_usd:.4f} in {today.calls} calls "
+        f"(budget ${ctx.settings.host_model_budget_usd:.2f})"
+    )
+    if session:
+        mine = ledger.spend(session=session)
+        line += f"; this session: ${mine.cost_usd:.4f} in {mine.calls} calls"
+    return "\n" + line
 
 
 def _time(row: dict[str, Any]) -> str:

@@ -113,8 +113,13 @@ def test_hook_log_shows_the_cost_and_the_fallback(cli: Cli) -> None:
         hc.cache_dir,
         {"session": "s1", "event": "extract", "fallback": "offline (host model unavailable: x)"},
     )
-    _, text, _ = cli("hook", "log", text=True)
+    CostLedger(ledger_path(cli.home / ".memdir"), budget_usd=None).record(
+        {"session": "s1", "cost_usd": 0.0123}
+    )
+    _, text, _ = cli("hook", "log", "--session", "s1", text=True)
     assert "model $0.0123 (900+80 tokens)" in text and "offline (host model unavailable" in text
+    assert "host model today: $0.0123 in 1 calls" in text
+    assert "this session: $0.0123 in 1 calls" in text
 
 
 def test_status_shows_spend_per_session_against_the_budget(cli: Cli) -> None:
