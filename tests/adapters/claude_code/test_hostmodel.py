@@ -239,3 +239,25 @@ def test_reinstalling_with_another_llm_choice_replaces_the_hooks(tmp_path: Path)
     argv = ["--json", "uninstall", "claude-code", "--project"]
     assert main(argv, env=env, cwd=project, stdout=out, stderr=io.StringIO()) == 0
     assert not (project / ".claude" / "settings.json").exists()
+
+
+def test_a_fallback_is_told_to_the_user_once_per_session(cli: Cli, tmp_path: Path) -> None:
+    from memdir.adapters.claude_code.lifecycle import run_extraction
+    from memdir.adapters.claude_code.state import SessionStore
+    from memdir.transcripts import Transcript
+
+    missing = str(tmp_path / "no-claude")
+    hc = cli.hook_context(MEMDIR_HOST_MODEL="haiku", MEMDIR_CLAUDE_CLI=missing)
+    t = Transcript(tmp_path / "s.jsonl", "s-fb", str(cli.cwd))
+    t.user("remember that I prefer tabs over spaces")
+    t.assistant("Noted.", model="m")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(memdir.llm.base, "ALLOW_REAL_PROVIDERS", True)
+        run_extraction(hc, "s-fb", t.path)
+        t.user("remember that the deploy branch is release")
+        t.assistant("Noted.", model="m")
+        run_extraction(hc, "s-fb", t.path)
+    rows = [r for r in hooklog.read(hc.cache_dir) if r["event"] == "extract"]
+    assert len(rows) == 2 and all("not installed" in str(r["fallback"]) for r in rows)
+    notices = SessionStore(hc.cache_dir).load("s-fb").notices
+    assert sum("host model unavailable" in n for n in notices) == 1, notices

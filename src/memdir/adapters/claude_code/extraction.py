@@ -65,6 +65,12 @@ def wait_idle(store: SessionStore, session_id: str, timeout: float, what: str = 
     return True
 
 
+def fell_back_before(cache_dir: Path, session_id: str) -> bool:
+    """True when an earlier extraction of the session already fell back (and said so)."""
+    rows = hooklog.read(cache_dir, session=session_id, limit=0)
+    return any(r.get("event") == "extract" and r.get("fallback") for r in rows)
+
+
 def _turns(transcript: Path, *, include_meta: bool) -> list[Turn]:
     read = read_transcript(transcript)
     entries = [e for e in read.entries if not e.get("isCompactSummary")]
@@ -109,11 +115,14 @@ def run_worker(
                 runs += 1
                 messages = [t.message for t in turns]
                 result = asyncio.run(extractor.extract(messages, new_messages=len(new)))
+            first_fallback = result.fallback and not fell_back_before(cache_dir, session_id)
             with store.update(session_id) as state:
                 if result.ok:
                     state.cursor = last
                 if result.notice:
                     state.notices.append(result.notice)
+                if first_fallback:  # said once per session; the log has every one
+                    state.notices.append(f"memdir: {result.fallback}")
                 pending = state.extract_pending
             saved += [str(p) for p in result.written]
             hooklog.record(
