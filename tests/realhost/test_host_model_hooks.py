@@ -91,6 +91,12 @@ def test_a_correction_becomes_a_feedback_memory_written_by_the_host_model(
     assert len(child) == 2
     assert not {n for r in child for n in r.tool_names()} & {"Bash", "Edit", "Write", "Read"}
     assert CORRECTION in child[0].text()
+    # no hook ran in the child: the host's own request carries memdir's hook context, the
+    # child's carries none (no SessionStart instructions, no recall block)
+    users = [r for r in api.main_requests() if r not in child]
+    assert "hook additional context" in users[0].text()
+    assert all("hook additional context" not in r.text() for r in child)
+    assert all("# Memory (memdir)" not in r.text() for r in child)
 
     # no recursion: every hook row belongs to the user's session; none to the child's
     sessions = {r.get("session") for r in host.hook_log()}
