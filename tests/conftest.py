@@ -88,4 +88,7 @@ def clean_environ(
             monkeypatch.delenv(key, raising=False)
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
+    # Hooks default to the user's own Claude Code CLI as their model: no test (or process it
+    # starts) may reach it by accident; host-model tests switch it on explicitly.
+    monkeypatch.setenv("MEMDIR_HOST_MODEL", "off")
     yield

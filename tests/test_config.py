@@ -447,3 +447,37 @@ def test_bad_private_secrets_value_names_its_source(world: World, value: str) ->
         else:
             world.write(LEVEL_FILES["local"], {"privateSecrets": value})
             world.load()
+
+
+def test_host_model_settings(world: World) -> None:
+    s = world.load()
+    assert (s.host_model, s.host_model_budget_usd) == ("haiku", 1.0)
+    world.write(LEVEL_FILES["user"], {"hostModel": "sonnet", "hostModelBudgetUsd": 2})
+    s = world.load()
+    assert (s.host_model, s.host_model_budget_usd) == ("sonnet", 2.0)
+    s = world.load(MEMDIR_HOST_MODEL="OFF", MEMDIR_HOST_MODEL_BUDGET_USD="0.25")
+    assert (s.host_model, s.host_model_budget_usd) == ("off", 0.25)
+    world.write(LEVEL_FILES["policy"], {"hostModel": "off", "hostModelBudgetUsd": 0})
+    s = world.load(MEMDIR_HOST_MODEL="sonnet", MEMDIR_HOST_MODEL_BUDGET_USD="5")
+    assert (s.host_model, s.host_model_budget_usd) == ("off", 0.0)
+
+
+def test_a_project_may_switch_the_host_model_off_or_lower_its_budget_but_not_raise_it(
+    world: World,
+) -> None:
+    # a cloned repository must not spend the user's subscription on its own say-so
+    world.write(LEVEL_FILES["project"], {"hostModel": "opus", "hostModelBudgetUsd": 50})
+    s = world.load()
+    assert (s.host_model, s.host_model_budget_usd) == ("haiku", 1.0)
+    world.write(LEVEL_FILES["project"], {"hostModel": "off", "hostModelBudgetUsd": 0.1})
+    s = world.load()
+    assert (s.host_model, s.host_model_budget_usd) == ("off", 0.1)
+    assert s.sources["host_model_budget_usd"].startswith("project ")
+
+
+@pytest.mark.parametrize("raw", ["-1", "lots", "inf", "nan"])
+def test_bad_host_budget_names_its_source(world: World, raw: str) -> None:
+    with pytest.raises(ConfigError, match=r"MEMDIR_HOST_MODEL_BUDGET_USD.*hostModelBudgetUsd"):
+        world.load(MEMDIR_HOST_MODEL_BUDGET_USD=raw)
+    with pytest.raises(ConfigError, match="hostModel must be"):
+        world.load(MEMDIR_HOST_MODEL="claude haiku")

@@ -39,6 +39,8 @@ from memdir.pathsafe import read_regular
 
 TRUTHY = frozenset({"1", "true", "yes", "on"})
 FALSY = frozenset({"0", "false", "no", "off"})
+CHILD_ENV_FLAG = "MEMDIR_CHILD"
+"""Set for an agent CLI that memdir itself starts: every memdir hook then does nothing."""
 LEVELS = ("user", "project", "local", "flag", "policy")
 _MAC_POLICY = Path("/Library/Application Support")
 DEFAULT_POLICY_DIRS = (
@@ -86,6 +88,8 @@ class Settings:
     team_token: str | None = field(default=None, repr=False)
     team_repo: str | None = None
     private_secrets: str = "warn"
+    host_model: str = "haiku"
+    host_model_budget_usd: float = 1.0
     sources: Mapping[str, str] = field(default_factory=dict)
     files: tuple[SettingsFile, ...] = ()
     warnings: tuple[str, ...] = ()
@@ -196,6 +200,14 @@ class _Layers:
                 wanted = "true or false" if kind is bool else "a non-empty string"
                 raise ConfigError(f"{layer.label}: key {key!r} must be {wanted}, got {value!r}")
             return value, layer.label
+        return None
+
+    def defines_memdir(self, key: str, level: str) -> tuple[Any, str] | None:
+        """(raw value, label) of memdir key ``key`` in the last layer of ``level``, unchecked."""
+        for layer in reversed(self.layers):
+            section = self._section(layer, True)
+            if layer.level == level and key in section:
+                return section[key], layer.label
         return None
 
     def defines(self, key: str, level: str) -> _Layer | None:
@@ -401,7 +413,73 @@ def _features(
     values["team_token"], sources["team_token"] = _text(env, ["MEMDIR_TEAM_TOKEN"])
     values["team_repo"], sources["team_repo"] = _text(env, ["MEMDIR_TEAM_REPO"])
     values["private_secrets"], sources["private_secrets"] = _private_secrets(env, layers)
+    values["host_model"], sources["host_model"] = _host_model(env, layers)
+    budget, sources["host_model_budget_usd"] = _host_budget(env, layers)
+    values["host_model_budget_usd"] = budget
     return values
+
+
+DEFAULT_HOST_MODEL, DEFAULT_HOST_BUDGET_USD = "haiku", 1.0
+_TRUSTED = ("user", "local", "flag")
+
+
+def _host_model(env: Mapping[str, str], layers: _Layers) -> tuple[str, str]:
+    """``hostModel``: the model the host CLI runs memdir's background paths on, or ``off``.
+    Spending the user's subscription is the user's call: a project file may only say ``off``."""
+    key = "hostModel"
+    picked = (
+        layers.pick(key, str, memdir_key=True, levels=("policy",))
+        or _resolve(env, ["MEMDIR_HOST_MODEL"], None, None, str)
+        or layers.pick(key, str, memdir_key=True, levels=_TRUSTED)
+    )
+    value, source = (
+        (str(picked[0]).strip(), picked[1]) if picked else (DEFAULT_HOST_MODEL, "default")
+    )
+    project = layers.pick(key, str, memdir_key=True, levels=("project",))
+    if project is not None and str(project[0]).strip().lower() == "off":
+        value, source = "off", project[1]
+    if any(ch.isspace() for ch in value):
+        raise ConfigError(f"{source}: hostModel must be a model name or 'off', not {value!r}")
+    return ("off" if value.lower() == "off" else value), source
+
+
+def _budget_value(raw: Any, where: str) -> float:
+    try:
+        value = float(raw) if not isinstance(raw, bool) else -1.0
+    except (TypeError, ValueError):
+        value = -1.0
+    if not value >= 0 or value == float("inf"):
+        raise ConfigError(
+            f"{where}: hostModelBudgetUsd must be a number of dollars >= 0, not {raw!r}"
+        )
+    return value
+
+
+def _host_budget(env: Mapping[str, str], layers: _Layers) -> tuple[float, str]:
+    """``hostModelBudgetUsd``: host-model dollars a day; a project file may only lower it."""
+    key, found = "hostModelBudgetUsd", []
+    for level in ("policy", "env", *_TRUSTED):
+        if level == "env":
+            raw = env.get("MEMDIR_HOST_MODEL_BUDGET_USD", "").strip()
+            if raw:
+                found.append((raw, "env MEMDIR_HOST_MODEL_BUDGET_USD"))
+            continue
+        layer = layers.defines_memdir(key, level)
+        if layer is not None:
+            found.append(layer)
+        if found:
+            break
+    value, source = (
+        (_budget_value(found[0][0], found[0][1]), found[0][1])
+        if found
+        else (DEFAULT_HOST_BUDGET_USD, "default")
+    )
+    project = layers.defines_memdir(key, "project")
+    if project is not None:
+        lower = _budget_value(*project)
+        if lower < value:
+            value, source = lower, project[1]
+    return value, source
 
 
 PRIVATE_SECRET_POLICIES = ("warn", "refuse")

@@ -24,6 +24,9 @@ Callers catch by class, never by message text::
      ├── ProviderError            an LLM provider failed (network, auth, refusal, bad output)
      │    ├── ProviderConfigError missing key / unknown model spec / missing extra
      │    ├── ProviderUnavailableError transient: 429, 5xx, overload, timeout, connection (retried)
+     │    ├── HostModelUnavailableError the host agent's CLI is missing, logged out, failing or
+     │    │    │                      slow: not retried, the caller falls back offline
+     │    │    └── BudgetExhaustedError today's host-model budget is spent (offline until tomorrow)
      │    └── InvalidOutputError  the model's output did not parse or did not match the schema
      ├── MissingExtraError        an optional dependency is not installed (names the extra)
      ├── SyncError                team sync failures
@@ -178,6 +181,17 @@ class ProviderUnavailableError(ProviderError):
         self.retry_after = retry_after
 
 
+class HostModelUnavailableError(ProviderError):
+    """The host agent's CLI cannot serve this call (missing, not logged in, failed, timed out).
+
+    Not transient in the retry sense: the caller says so once and takes its offline path.
+    """
+
+
+class BudgetExhaustedError(HostModelUnavailableError):
+    """Today's host-model budget (``hostModelBudgetUsd``) is spent; no call was made."""
+
+
 class InvalidOutputError(ProviderError):
     """The model's output was not valid for the requested schema."""
 
@@ -228,12 +242,14 @@ class SyncRejectedError(SyncError):
 
 
 __all__ = [
+    "BudgetExhaustedError",
     "CompactionError",
     "ConfigError",
     "ConflictError",
     "DreamError",
     "EditError",
     "FrontmatterError",
+    "HostModelUnavailableError",
     "InvalidOutputError",
     "InvalidTextError",
     "LockHeldError",

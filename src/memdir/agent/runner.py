@@ -8,6 +8,9 @@ Invariants:
   results. A provider failure ends the run with ``stop_reason="error"``; the time limit ends it
   with ``"time_limit"``. Cancelling the task cancels the in-flight call and tools (their
   subprocesses are killed) and re-raises, with :attr:`AgentRunner.current` holding what was done.
+* A provider that runs tool loops itself (``ToolLoopProvider``: the host's agent CLI) gets the
+  whole run in one call; every tool call still comes back here through ``_call`` and is
+  recorded the same way, so the sandbox and the records do not depend on who runs the turns.
 * "Forked" runs: the parent's messages are sent unchanged as a prefix with ``cache_prefix=True``,
   and the run's own instruction is appended, so a caching provider pays only for the tail.
 """
@@ -29,6 +32,7 @@ from memdir.llm.base import (
     Message,
     Provider,
     TextBlock,
+    ToolLoopProvider,
     ToolResultBlock,
     ToolUseBlock,
     Usage,
@@ -57,6 +61,8 @@ class RunResult:
     error: str | None = None
     elapsed: float = 0.0
     usage: Usage = field(default_factory=Usage)
+    failure: ProviderError | None = None  # what ended a run with stop_reason "error"
+    cost_usd: float | None = None  # when the provider reports dollars (the host's CLI does)
 
     @property
     def written_paths(self) -> list[Path]:
@@ -78,6 +84,14 @@ class RunResult:
                 return message.text
         return ""
 
+    def cost(self) -> dict[str, Any]:
+        """Tokens and (when known) dollars, for logs."""
+        u = self.usage
+        out: dict[str, Any] = {"input_tokens": u.input_tokens, "output_tokens": u.output_tokens}
+        if self.cost_usd is not None:
+            out["cost_usd"] = round(self.cost_usd, 6)
+        return out
+
     def summary(self) -> dict[str, Any]:
         return {
             "turns": self.turns,
@@ -96,6 +110,18 @@ def _add_usage(a: Usage, b: Usage) -> Usage:
         a.output_tokens + b.output_tokens,
         a.cache_read_tokens + b.cache_read_tokens,
         a.cache_write_tokens + b.cache_write_tokens,
+    )
+
+
+def _record(turn: int, call: ToolUseBlock, outcome: ToolResult) -> ToolCallRecord:
+    return ToolCallRecord(
+        turn=turn,
+        name=call.name,
+        input=call.input,
+        is_error=outcome.is_error,
+        denied=outcome.denied,
+        written_path=outcome.written_path,
+        result=outcome.content,
     )
 
 
@@ -150,6 +176,7 @@ class AgentRunner:
         except ProviderError as exc:
             result.stop_reason = "error"
             result.error = str(exc)
+            result.failure = exc
         except asyncio.CancelledError:
             result.stop_reason = "cancelled"
             raise
@@ -159,6 +186,9 @@ class AgentRunner:
 
     async def _loop(self, messages: list[Message], result: RunResult) -> None:
         specs = self.toolset.specs()
+        if isinstance(self.provider, ToolLoopProvider):
+            await self._hosted_loop(self.provider, messages, result)
+            return
         while result.turns < self.max_turns:
             request = CompletionRequest(
                 system=self.system,
@@ -180,21 +210,33 @@ class AgentRunner:
             blocks: list[Block] = []
             for call, outcome in zip(completion.tool_calls, outcomes, strict=True):
                 blocks.append(ToolResultBlock(call.id, outcome.content, outcome.is_error))
-                result.tool_calls.append(
-                    ToolCallRecord(
-                        turn=result.turns,
-                        name=call.name,
-                        input=call.input,
-                        is_error=outcome.is_error,
-                        denied=outcome.denied,
-                        written_path=outcome.written_path,
-                        result=outcome.content,
-                    )
-                )
+                result.tool_calls.append(_record(result.turns, call, outcome))
             tool_message = Message("user", blocks)
             messages.append(tool_message)
             result.messages.append(tool_message)
         result.stop_reason = "max_turns"
+
+    async def _hosted_loop(
+        self, provider: ToolLoopProvider, messages: list[Message], result: RunResult
+    ) -> None:
+        async def execute(call: ToolUseBlock) -> ToolResultBlock:
+            outcome = await self._call(call)
+            result.tool_calls.append(_record(result.turns + 1, call, outcome))
+            return ToolResultBlock(call.id, outcome.content, outcome.is_error)
+
+        request = CompletionRequest(
+            system=self.system,
+            messages=list(messages),
+            max_tokens=self.max_tokens,
+            tools=self.toolset.specs(),
+            cache_prefix=True,
+        )
+        loop = await provider.run_tool_loop(request, execute, max_turns=self.max_turns)
+        result.turns = loop.turns
+        result.usage = _add_usage(result.usage, loop.usage)
+        result.messages.extend(loop.messages)
+        result.stop_reason = loop.stop_reason
+        result.cost_usd = (result.cost_usd or 0.0) + loop.cost_usd
 
     async def _call(self, call: ToolUseBlock) -> ToolResult:
         try:

@@ -21,6 +21,8 @@ memdir chat needs a model. Set MEMDIR_MODEL (or pass --model), for example:
   export MEMDIR_MODEL=openai:gpt-4o-mini              # and OPENAI_API_KEY
   export MEMDIR_MODEL=openai:llama3.2@http://localhost:11434/v1   # Ollama, vLLM, llama.cpp server
   export MEMDIR_MODEL=llamacpp:/path/to/model.gguf    # in-process, pip install 'memdir[llamacpp]'
+  export MEMDIR_MODEL=claude-code:haiku               # your Claude Code login (used by default
+                                                      # when `claude` is on PATH)
   export MEMDIR_MODEL=scripted:replies.json           # replayed replies, to try it without a model
 
 Memory itself needs no model: `memdir add`, `memdir recall` and `memdir mcp` work offline."""
@@ -86,18 +88,30 @@ async def _read_line(prompt: str) -> str | None:
         return None
 
 
+def _host_spec(ctx: CliContext) -> str | None:
+    """With no model configured, the user's own Claude Code CLI when it is installed."""
+    from memdir.adapters.claude_code.hostmodel import HOST_SPEC_PREFIX, host_model_on
+    from memdir.llm.claude_code import find_cli
+
+    if host_model_on(ctx.settings) and find_cli(ctx.env) is not None:
+        return HOST_SPEC_PREFIX + ctx.settings.host_model
+    return None
+
+
 def cmd_chat(ctx: CliContext) -> int:
-    spec = ctx.args.model or ctx.settings.model
+    spec = ctx.args.model or ctx.settings.model or _host_spec(ctx)
     if not spec:
         ctx.out.stderr.write(NO_MODEL + "\n")
         return 2
     from memdir.adapters.chat import ChatOptions, ChatSession
+    from memdir.adapters.claude_code.hostmodel import host_ledger
     from memdir.agent.toolset import ToolBox
     from memdir.agents import agent_memory
     from memdir.llm.factory import provider_from_spec
     from memdir.runtime import MemoryRuntime, RuntimeOptions
 
-    provider = provider_from_spec(spec, ctx.env)
+    # the ledger (costs, daily budget) only matters to claude-code:<model>
+    provider = provider_from_spec(spec, ctx.env, ledger=host_ledger(ctx.settings), cwd=ctx.cwd)
     agent = agent_memory(ctx.paths, ctx.args.agent, ctx.args.scope) if ctx.args.agent else None
     runtime = MemoryRuntime(
         ctx.settings,

@@ -45,6 +45,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     w.add_argument("--session", required=True)
     w.add_argument("--transcript", type=Path, required=True)
     w.set_defaults(handler=cmd_worker)
+    n = events.add_parser("notes-worker")  # internal: the model's session-notes update
+    n.add_argument("--session", required=True)
+    n.add_argument("--transcript", type=Path, required=True)
+    n.set_defaults(handler=cmd_notes_worker)
+    dw = events.add_parser("dream-worker")  # internal: the model dream at session end
+    dw.add_argument("--session", required=True)
+    dw.set_defaults(handler=cmd_dream_worker)
 
 
 def hook_flags(ctx: CliContext) -> Any:
@@ -82,8 +89,11 @@ def _quiet_library_warnings() -> None:
 
 
 def cmd_event(ctx: CliContext) -> int:
+    from memdir.adapters.claude_code.hostmodel import is_child
     from memdir.adapters.claude_code.runner import run_event
 
+    if is_child(ctx.env):  # a CLI memdir itself started: no recursion, no log rows
+        return 0
     _quiet_library_warnings()
     stdout, stderr = run_event(
         ctx.args.hook_event,
@@ -109,12 +119,29 @@ def cmd_log(ctx: CliContext) -> int:
         ctx.out.data([], f"(no hook activity logged in {hooklog.log_path(ctx.paths.cache_dir)})")
         return 0
     lines = [table([_summary(r) for r in rows], ["time", "session", "event", "ms", "what"])]
+    lines.append(_spend_line(ctx, a.session))
     if a.full:
         for r in rows:
             if r.get("text"):
                 lines += ["", f"--- {r.get('event')} {_time(r)} ---", str(r["text"])]
     ctx.out.data(rows, "\n".join(lines))
     return 0
+
+
+def _spend_line(ctx: CliContext, session: str | None) -> str:
+    """Today's host-model spend (and this session's, when one is asked for)."""
+    from memdir.adapters.claude_code.hostmodel import host_ledger
+
+    ledger = host_ledger(ctx.settings)
+    today = ledger.spend()
+    line = (
+        f"host model today: ${today.cost_usd:.4f} in {today.calls} calls "
+        f"(budget ${ctx.settings.host_model_budget_usd:.2f})"
+    )
+    if session:
+        mine = ledger.spend(session=session)
+        line += f"; this session: ${mine.cost_usd:.4f} in {mine.calls} calls"
+    return "\n" + line
 
 
 def _time(row: dict[str, Any]) -> str:
@@ -141,6 +168,13 @@ def _summary(row: dict[str, Any]) -> dict[str, Any]:
             what.append(f"{key}: {row[key]}")
     if row.get("event") == "extract" and row.get("written"):
         what.append("wrote " + ", ".join(Path(p).name for p in row["written"]))
+    if row.get("event") == "notes" and row.get("ok"):
+        what.append("notes updated by the model" if row.get("changed") else "notes unchanged")
+    if row.get("fallback"):
+        what.append(str(row["fallback"]))
+    if isinstance(row.get("cost_usd"), int | float):
+        tokens = f"{row.get('input_tokens', 0)}+{row.get('output_tokens', 0)} tokens"
+        what.append(f"model ${row['cost_usd']:.4f} ({tokens})")
     session = str(row.get("session") or "")
     return {
         "time": _time(row),
@@ -205,4 +239,19 @@ def cmd_worker(ctx: CliContext) -> int:
     hc = hook_context(ctx)
     report = run_extraction(hc, ctx.args.session, ctx.args.transcript)
     ctx.out.data({"runs": report.runs, "saved": report.saved, "skipped": report.skipped})
+    return 0
+
+
+def cmd_notes_worker(ctx: CliContext) -> int:
+    from memdir.adapters.claude_code.notes_worker import run_notes_worker
+
+    row = run_notes_worker(hook_context(ctx), ctx.args.session, ctx.args.transcript)
+    ctx.out.data(row)
+    return 0
+
+
+def cmd_dream_worker(ctx: CliContext) -> int:
+    from memdir.adapters.claude_code.dream_worker import run_dream_worker
+
+    ctx.out.data(run_dream_worker(hook_context(ctx), ctx.args.session))
     return 0

@@ -26,6 +26,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         scope.add_argument("--user", dest="scope", action="store_const", const="user")
         scope.add_argument("--project", dest="scope", action="store_const", const="project")
         p.add_argument("--dry-run", action="store_true", help="print the diff, change nothing")
+        if name == "install":
+            p.add_argument(
+                "--llm",
+                choices=("host", "key", "off"),
+                default="host",
+                help="model for background memory work: host = your Claude Code login "
+                "(default), key = MEMDIR_MODEL with your own API key, off = offline only",
+            )
         p.set_defaults(handler=cmd_install if name == "install" else cmd_uninstall, scope="user")
 
 
@@ -53,7 +61,12 @@ def _locations(ctx: CliContext) -> Locations:
 
 
 def _report(
-    ctx: CliContext, changes: list[FileChange], backups: list[str], *, dry_run: bool
+    ctx: CliContext,
+    changes: list[FileChange],
+    backups: list[str],
+    *,
+    dry_run: bool,
+    notes: list[str] | None = None,
 ) -> int:
     diff = "".join(c.diff() for c in changes)
     payload = {
@@ -61,6 +74,7 @@ def _report(
         "files": [{"path": str(c.path), "changed": c.changed} for c in changes],
         "backups": backups,
         "diff": diff,
+        "model": notes or [],
     }
     if dry_run:
         text = diff or "(no changes: already as wanted)"
@@ -68,6 +82,8 @@ def _report(
         lines = [f"{'updated' if c.changed else 'unchanged'}: {c.path}" for c in changes]
         lines += [f"backup: {b}" for b in backups]
         text = "\n".join(lines) or "(nothing to do)"
+    if notes:
+        text += "\n\n" + "\n".join(notes)
     ctx.out.data(payload, text)
     return 0
 
@@ -98,13 +114,22 @@ def cmd_install(ctx: CliContext) -> int:
     if a.host == "claude-code":
         _refuse_duplicates(ctx, _locations(ctx))
     record = install.InstallRecord(ctx.settings.memdir_home).load()
-    changes = install.plan_install(a.host, a.scope, _locations(ctx), _command(ctx, a.host), record)
+    # --llm key|off: the hooks must never use the host CLI, pinned in their commands themselves
+    prefix = ["env", "MEMDIR_HOST_MODEL=off"] if a.llm != "host" else []
+    changes = install.plan_install(
+        a.host, a.scope, _locations(ctx), _command(ctx, a.host), record, hook_prefix=prefix
+    )
     backups = (
         []
         if a.dry_run
         else install.apply(changes, memdir_home=ctx.settings.memdir_home, install=True)
     )
-    return _report(ctx, changes, backups, dry_run=a.dry_run)
+    notes = None
+    if a.host == "claude-code":
+        from memdir.adapters.claude_code.hostmodel import describe
+
+        notes = describe(ctx.settings, ctx.env, a.llm)
+    return _report(ctx, changes, backups, dry_run=a.dry_run, notes=notes)
 
 
 def cmd_uninstall(ctx: CliContext) -> int:

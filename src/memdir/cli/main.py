@@ -45,6 +45,7 @@ _GROUPS: dict[str, tuple[str, ...]] = {
     "hook_cmd": ("hook",),
     "install_cmd": ("install", "uninstall"),
     "ui_cmd": ("ui",),
+    "status_cmd": ("status",),
 }
 _GLOBAL_OPTIONS_WITH_VALUE = frozenset({"--dir", "--settings"})
 

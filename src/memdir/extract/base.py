@@ -52,6 +52,7 @@ class ExtractionResult:
     error: str | None = None
     run: RunResult | None = None
     skipped: str | None = None  # why no extraction ran ("main agent wrote memory", ...)
+    fallback: str | None = None  # set when the offline path ran because the model could not
 
     @property
     def team_count(self) -> int:

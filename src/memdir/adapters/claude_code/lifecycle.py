@@ -109,6 +109,10 @@ def session_start(inp: HookInput, hc: HookContext) -> str:
     parts: list[str] = []
     if not hc.settings.claude_mode:  # in --claude mode the host injects its own MEMORY.md
         parts.append(instructions(hc))
+    if inp.source == "compact":  # a model notes update started at pre-compact may still run
+        from memdir.adapters.claude_code.notes_worker import wait_for_notes
+
+        wait_for_notes(hc, inp.session_id)
     notes = session_notes(hc, inp.session_id) if inp.source == "compact" else ""
     if notes:
         from memdir.session.reinject import fit_notes
@@ -182,10 +186,29 @@ def _transcript(inp: HookInput, hc: HookContext) -> tuple[Path | None, str]:
         return None, str(exc)
 
 
-def _spawn_worker(hc: HookContext, session_id: str, transcript: Path) -> None:
+def _model_for_background(hc: HookContext) -> bool:
+    """A model worker is worth spawning: a model is configured (a host CLI that is present)."""
+    from memdir.adapters.claude_code.hostmodel import HOST_SPEC_PREFIX, background_spec
+
+    spec = background_spec(hc.settings)
+    if not spec or hc.extract_mode == "off" or not hc.worker_command:
+        return False
+    if spec.startswith(HOST_SPEC_PREFIX):
+        from memdir.llm.claude_code import find_cli
+
+        return find_cli(hc.env) is not None
+    return True
+
+
+def _spawn_worker(
+    hc: HookContext, session_id: str, transcript: Path | None, worker: str = "extract-worker"
+) -> None:
     import subprocess
 
-    command = [*hc.worker_command, "--session", session_id, "--transcript", str(transcript)]
+    base = [*hc.worker_command[:-1], worker] if hc.worker_command else []
+    command = [*base, "--session", session_id]
+    if transcript is not None:
+        command += ["--transcript", str(transcript)]
     log_file = hc.cache_dir / "hooks" / "worker.log"
     log_file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     with open(log_file, "ab") as err:
@@ -224,7 +247,11 @@ def _update_notes(inp: HookInput, hc: HookContext) -> str:
     outcome = update_notes_from_transcript(transcript, hc.paths.session_memory_path(inp.session_id))
     if not outcome.ok:
         return f"not updated: {outcome.error}"
-    return f"updated ({outcome.messages_covered} messages)" if outcome.changed else "unchanged"
+    done = f"updated ({outcome.messages_covered} messages)" if outcome.changed else "unchanged"
+    if _model_for_background(hc):
+        _spawn_worker(hc, inp.session_id, transcript, "notes-worker")  # the model improves them
+        done += "; model update started in the background"
+    return done
 
 
 def session_end(inp: HookInput, hc: HookContext) -> str:
@@ -237,8 +264,13 @@ def session_end(inp: HookInput, hc: HookContext) -> str:
     done["drained"] = wait_idle(sessions, inp.session_id, DRAIN_SECONDS)
     transcript, _refused = _transcript(inp, hc)
     if done["drained"] and hc.extraction and transcript is not None:
-        report = run_extraction(hc, inp.session_id, transcript)
-        done["final_extraction_runs"] = report.runs
+        if hc.extraction == "model" and hc.make_extractor is None:
+            # a model call may outlast the hook's timeout: the detached worker does it
+            _spawn_worker(hc, inp.session_id, transcript)
+            done["final_extraction"] = "started in the background"
+        else:
+            report = run_extraction(hc, inp.session_id, transcript)
+            done["final_extraction_runs"] = report.runs
     done["team_push"] = _team_push(hc)
     done["dream"] = _dream_gate(hc, inp.session_id)
     log_event(hc, inp, started, **done)
@@ -257,6 +289,10 @@ def _dream_gate(hc: HookContext, session_id: str) -> str:
     from memdir.consolidate.run import maybe_dream_sync
 
     gate = dream_gate(hc.settings, hc.paths)
+    if not hc.settings.claude_mode and gate.enabled and _model_for_background(hc):
+        # a model dream may outlast the hook: the detached worker checks the gate and dreams
+        _spawn_worker(hc, session_id, None, "dream-worker")
+        return "checked in the background (model dream when the gate is open)"
     if hc.settings.claude_mode:
         result = gate.check(current_session=session_id)
         return (
@@ -284,7 +320,7 @@ def run_extraction(hc: HookContext, session_id: str, transcript: Path) -> Any:
         memory_dir=hc.paths.memory_dir,
         session_id=session_id,
         transcript=transcript,
-        make_extractor=hc.make_extractor or (lambda: default_extractor(hc)),
+        make_extractor=hc.make_extractor or (lambda: default_extractor(hc, session_id)),
         include_meta=hc.extraction == "model",
     )
 
@@ -301,16 +337,21 @@ def _store(hc: HookContext) -> MemoryStore:
     )
 
 
-def default_extractor(hc: HookContext) -> Extractor:
+def default_extractor(hc: HookContext, session_id: str | None = None) -> Extractor:
     store = _store(hc)
-    if hc.extraction == "model" and hc.settings.model:
-        from memdir.extract.agent import AgentExtractor
-        from memdir.llm.factory import provider_from_spec
-
-        provider = provider_from_spec(hc.settings.model, hc.env)
-        return AgentExtractor(provider, store, cwd=hc.paths.cwd)
     from memdir.extract.rule_extractor import RuleExtractor
 
+    if hc.extraction == "model":
+        from memdir.adapters.claude_code.hostmodel import background_provider
+        from memdir.extract.agent import AgentExtractor
+        from memdir.extract.fallback import FallbackExtractor
+
+        cwd = hc.paths.cwd
+        provider = background_provider(
+            hc.settings, hc.env, cwd=cwd, purpose="extract", session=session_id
+        )
+        if provider is not None:  # the host model's failures fall back to the rules
+            return FallbackExtractor(AgentExtractor(provider, store, cwd=cwd), RuleExtractor(store))
     return RuleExtractor(store)
 
 

@@ -1,0 +1,71 @@
+"""``memdir status``: what memdir runs on here, and what the host model cost today.
+
+Shows the memory dir, the model the background paths use (``MEMDIR_MODEL``, else the user's own
+Claude Code CLI, else none) and where that came from, and the host-model ledger: today's calls,
+dollars and tokens, per session, against the daily budget. Reads only; never calls a model.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from memdir.cli.context import CliContext
+from memdir.cli.output import table
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("status", help="memory dir, background model, host-model spend today")
+    p.set_defaults(handler=cmd_status)
+
+
+def status_payload(ctx: CliContext) -> dict[str, Any]:
+    from memdir.adapters.claude_code.hostmodel import background_spec, host_ledger, host_model_on
+    from memdir.llm.claude_code import find_cli
+
+    settings = ctx.settings
+    ledger = host_ledger(settings)
+    cli = find_cli(ctx.env)
+    spec = background_spec(settings)
+    return {
+        "memory_dir": str(ctx.memory_dir),
+        "background_model": spec,
+        "background_model_source": (
+            settings.sources.get("model") if settings.model else settings.sources.get("host_model")
+        ),
+        "recall": settings.recall_selector or "local",
+        "host_model": {
+            "on": host_model_on(settings) and not settings.model,
+            "model": settings.host_model,
+            "cli": cli,
+            "budget_usd": settings.host_model_budget_usd,
+            "remaining_usd": round(ledger.remaining() or 0.0, 6),
+            "today": ledger.spend().as_dict(),
+            "ledger": str(ledger.path),
+        },
+    }
+
+
+def _text(p: dict[str, Any]) -> str:
+    host = p["host_model"]
+    today = host["today"]
+    lines = [
+        f"memory dir        {p['memory_dir']}",
+        f"background model  {p['background_model'] or 'none (offline)'}"
+        f"  [{p['background_model_source']}]",
+        f"recall            {p['recall']}",
+        f"host model        {'on' if host['on'] else 'off'} ({host['model']}; "
+        f"claude: {host['cli'] or 'not found'})",
+        f"today             ${today['cost_usd']:.4f} of ${host['budget_usd']:.2f} "
+        f"in {today['calls']} calls ({today['input_tokens']}+{today['output_tokens']} tokens)",
+    ]
+    sessions = [{"session": s, "cost": f"${c:.4f}"} for s, c in today["by_session"].items()]
+    if sessions:
+        lines += ["", table(sessions, ["session", "cost"])]
+    return "\n".join(lines)
+
+
+def cmd_status(ctx: CliContext) -> int:
+    payload = status_payload(ctx)
+    ctx.out.data(payload, _text(payload))
+    return 0

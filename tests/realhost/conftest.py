@@ -1,0 +1,45 @@
+"""Fixtures for the real-host suite: the pinned Claude Code CLI against a fake API on loopback.
+
+A missing CLI is a failure with the install command in the message, never a silent skip: CI
+installs it (``scripts/install-test-deps.sh``), so its absence means the suite did not run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.realhost.fakeapi import FakeAnthropic
+from tests.realhost.host import MISSING_CLI, ClaudeHost, find_cli
+
+
+@pytest.fixture(scope="session")
+def claude_cli() -> Path:
+    cli = find_cli()
+    if cli is None:
+        pytest.fail(MISSING_CLI, pytrace=False)
+    return cli
+
+
+@pytest.fixture
+def fake_api() -> Iterator[FakeAnthropic]:
+    with FakeAnthropic() as api:
+        yield api
+
+
+@pytest.fixture
+def host(claude_cli: Path, fake_api: FakeAnthropic, tmp_path: Path) -> Iterator[ClaudeHost]:
+    h = ClaudeHost(cli=claude_cli, api=fake_api, root=tmp_path)
+    try:
+        yield h
+    finally:
+        h.stop_daemon()
+
+
+@pytest.fixture
+def installed(host: ClaudeHost) -> ClaudeHost:
+    """A host whose project has memdir installed (hooks and MCP server), the README's way."""
+    host.install()
+    return host
