@@ -33,6 +33,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import machine, memory_text, table, update_docs_section, write_if_changed
+from recall_tasks import tables as task_tables
 from memdir.recall.embed import Embedder, MiniLMEmbedder
 from memdir.recall.lexical import ENGLISH_STOPWORDS, QUESTION_WORDS, AnalyzerConfig, TermAnalyzer
 from memdir.recall.local import LocalSelector
@@ -191,9 +192,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workdir", default="/tmp/memdir-recall-eval")
     parser.add_argument("--no-docs", action="store_true")
+    parser.add_argument("--tasks-only", action="store_true", help="only the issue #20 tables")
+    parser.add_argument(
+        "--model-applies",
+        help="JSON file {memory file: [situations]} written by a model (benchmarks/applies_model.py)",
+    )
     args = parser.parse_args(argv)
     work = Path(args.workdir)
-    minilm, use = MiniLMEmbedder(), USEEmbedder()
+    minilm = MiniLMEmbedder()
+    data = json.loads((DATA / "recall_eval.json").read_text(encoding="utf-8"))
+    model = json.loads(Path(args.model_applies).read_text()) if args.model_applies else {}
+    tasks = task_tables(work, data, minilm, model)
+    if args.tasks_only:
+        print(tasks)
+        return 0
+    use = USEEmbedder()
     eval_table, _ = eval_set(work, minilm)
     ml_table = multilingual_set(work, minilm, use)
     text = "\n".join(

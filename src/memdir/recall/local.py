@@ -29,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memdir.model import MemoryHeader
+from memdir.recall.applies_match import AppliesMatcher
 from memdir.recall.base import MAX_SELECTED, Selection
 from memdir.recall.embed import Embedder, MiniLMEmbedder
 from memdir.recall.fusion import FusionConfig
@@ -38,6 +39,7 @@ from memdir.recall.relevance import (
     KeepAll,
     RelevanceRule,
     ScoredDoc,
+    keep_reason,
     rule_for,
 )
 from memdir.recall.script import contains_cjk
@@ -80,8 +82,15 @@ class LocalSelector:
         min_similarity: float | Literal["default"] | None = "default",
         relevance: RelevanceRule | None = None,
         refresh_interval: float = REFRESH_INTERVAL,
+        applies_when: bool = True,
     ) -> None:
-        self.index = SearchIndex(memory_dir, cache_dir, embedder or MiniLMEmbedder(), analyzer)
+        self.index = SearchIndex(
+            memory_dir,
+            cache_dir,
+            embedder or MiniLMEmbedder(),
+            analyzer,
+            applies_when=applies_when,
+        )
         self.memory_dir = memory_dir
         self.fusion = fusion or FusionConfig()
         # The default rule adapts to each query's script; a rule the caller chose is used as is.
@@ -98,6 +107,7 @@ class LocalSelector:
         self._lock = threading.RLock()
         self._refreshed = False
         self._unindexable: set[tuple[str, float]] = set()
+        self._applies = AppliesMatcher(self.index.analyzer)
 
     # -- index upkeep --------------------------------------------------------------------------
     def refresh(self) -> RefreshReport:
@@ -179,18 +189,26 @@ class LocalSelector:
             rows, lexical, semantic, fused, weight = self._scores(query, rows)
             order = _top_k(fused, k)
             docs = self.index.docs
-            return [
-                ScoredDoc(
-                    filename=docs[rows[i]].rel,
-                    score=float(fused[i]),
-                    lexical=float(lexical[i]),
-                    semantic=float(semantic[i]),
-                    name=docs[rows[i]].name,
-                    description=docs[rows[i]].description,
-                    coverage=float(lexical[i]) / weight if weight > 0 else 0.0,
+            query_terms = self._applies.query_terms(query)
+            out = []
+            for i in order:
+                doc = docs[rows[i]]
+                applies = self._applies.match(query_terms, doc.applies_when)
+                out.append(
+                    ScoredDoc(
+                        filename=doc.rel,
+                        score=float(fused[i]),
+                        lexical=float(lexical[i]),
+                        semantic=float(semantic[i]),
+                        name=doc.name,
+                        description=doc.description,
+                        coverage=float(lexical[i]) / weight if weight > 0 else 0.0,
+                        type=doc.type,
+                        applies_words=applies.words,
+                        applies_situations=applies.situations,
+                    )
                 )
-                for i in order
-            ]
+            return out
 
     # -- selection -----------------------------------------------------------------------------
     def explain(
@@ -221,7 +239,7 @@ class LocalSelector:
                     fused=doc.score,
                     rank=position,
                     selected=selected,
-                    reason=reason or "relevant",
+                    reason=reason or keep_reason(rule, doc),
                 )
             )
         return out
@@ -274,7 +292,7 @@ class LocalSelector:
         rule = self.rule_for_query(query)
         for doc in ranked:
             if self.drop_reason(doc, recent_tools, rule) is None:
-                reason = f"similarity {doc.semantic:.2f}, lexical coverage {doc.coverage:.2f}"
+                reason = keep_reason(rule, doc)
                 out.append(Selection(doc.filename, score=doc.score, reason=reason))
                 if len(out) >= limit:
                     break

@@ -1,10 +1,16 @@
-"""The text recall searches in a memory file: name, description and body, and its passages."""
+"""The text recall searches in a memory file: name, description, body and ``applies_when``.
+
+``applies_when`` (see :mod:`memdir.applies_when`) is read from the frontmatter; a memory without
+one is indexed with the offline rules' situations, so recall knows when every memory applies even
+before ``memdir reindex`` writes the field into old files.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
+from memdir import applies_when
 from memdir.atomic import content_hash
 from memdir.errors import FrontmatterError
 from memdir.frontmatter import parse
@@ -21,6 +27,8 @@ class MemoryText:
     name: str
     description: str
     body: str
+    type: str = ""
+    applies_when: tuple[str, ...] = ()
 
     def passages(self, words: int = PASSAGE_WORDS) -> list[str]:
         """Embedding inputs: the title and description, with each ``words``-word body slice.
@@ -39,13 +47,16 @@ class MemoryText:
         ]
 
     def for_lexical(self) -> str:
-        return f"{self.name}\n{self.description}\n{self.body}"
+        return "\n".join([self.name, self.description, self.body, *self.applies_when])
 
 
 def read_memory_text(
-    path: Path, rel: str, *, real_root: Path | None = None
+    path: Path, rel: str, *, real_root: Path | None = None, applies: bool = True
 ) -> tuple[MemoryText, str, int]:
     """(text parts, content hash, size) of a memory file; bad frontmatter is searched as body.
+
+    ``applies=False`` leaves ``applies_when`` out (recall as it was before issue #20, for
+    comparison).
 
     With ``real_root`` (a realpath) a file that resolves outside it raises UnsafePathError
     instead of being read: the same check every other reader of memory files makes.
@@ -61,13 +72,22 @@ def read_memory_text(
         meta, body = parsed.meta, parsed.body
     except FrontmatterError:
         meta, body = {}, text
-    name = meta.get("name")
-    description = meta.get("description")
+    name = str(meta["name"]) if meta.get("name") is not None else Path(rel).stem
+    description = str(meta["description"]) if meta.get("description") is not None else ""
+    mtype = str(meta["type"]) if meta.get("type") is not None else ""
+    situations = (
+        applies_when.normalise(meta.get(applies_when.FIELD))
+        or applies_when.derive(mtype, name, description, body)
+        if applies
+        else []
+    )
     return (
         MemoryText(
-            name=str(name) if name is not None else Path(rel).stem,
-            description=str(description) if description is not None else "",
+            name=name,
+            description=description,
             body=body,
+            type=mtype,
+            applies_when=tuple(situations),
         ),
         content_hash(raw),
         len(raw),

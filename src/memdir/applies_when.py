@@ -1,0 +1,248 @@
+"""``applies_when``: the situations a memory governs, stored in its frontmatter.
+
+A memory often governs tasks whose words it never uses: "the admin UI uses yarn workspaces" is
+what matters for "add a date-picker dependency". ``applies_when`` is an optional frontmatter list
+of short, human-readable situations ("adding, installing or upgrading a dependency, package or
+library") that recall indexes beside the memory's text and the relevance rule reads as evidence.
+
+Invariants:
+- A list written by a person or a model is kept as it is: rules only fill a missing field, never
+  overwrite one (:func:`with_applies_when`), and every writer that rewrites a memory keeps unknown
+  frontmatter keys (``Memory.extra``), so the field survives edits.
+- The offline rules are deterministic and read only the memory (type, name, description, body):
+  a situation is listed when the memory names one of its cues (tools, package managers, commands,
+  file kinds, frameworks). No cue, no situation: an empty list is written as nothing.
+- Values are bounded (``MAX_ITEMS`` items of ``MAX_CHARS`` characters) whoever wrote them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from memdir.model import Memory
+
+FIELD = "applies_when"
+MAX_ITEMS = 8
+MAX_CHARS = 160
+
+# (situation, cue pattern). The situation's words are what a request for that kind of task says;
+# the cue is what a memory governing such tasks names. Patterns are matched case-insensitively on
+# word boundaries against name, description and body.
+_DEPENDENCY = "adding, installing or upgrading a dependency, package, library, plugin or tool"
+_SITUATIONS: tuple[tuple[str, str], ...] = (
+    (
+        _DEPENDENCY,
+        r"npm|yarn|pnpm|pipx?|uv|poetry|conda|cargo|gem|bundler|composer|maven|gradle|brew|"
+        r"apt(-get)?|nuget|lockfile|lock file|dependenc(y|ies)|third-party|packages?|librar(y|ies)|"
+        r"licen[cs]es?|GPL|AGPL|workspaces?",
+    ),
+    (
+        "deleting, pruning, pushing, rebasing or merging git branches; rewriting history",
+        r"branch(es)?|force-push|force-with-lease|rebase|git push|remote",
+    ),
+    (
+        "committing changes, commit messages and pull requests",
+        r"commits?|commit messages?|pull requests?|PRs?|squash",
+    ),
+    (
+        "handling passwords, tokens, API keys, credentials or other secrets; dotenv files",
+        r"credentials?|secrets?|passwords?|tokens?|api keys?|vault|1password|\.env",
+    ),
+    (
+        "querying or changing the database: SQL, tables, schema revisions and migrations",
+        r"database|postgres(ql)?|mysql|sqlite|sql|alembic|migrations?|schema|replica|indexes|"
+        r"sqlalchemy|orm|queries|query",
+    ),
+    (
+        "writing or running tests, fixtures, mocks and test data",
+        r"tests?|pytest|unittest|jest|mocks?|fixtures?|factories",
+    ),
+    (
+        "deploying, releasing or shipping to staging or production; hotfixes",
+        r"deploy(s|ed|ing)?|staging|production|releases?|rollouts?|hotfix(es)?",
+    ),
+    (
+        "writing Dockerfiles, building container images, choosing base images",
+        r"docker(file)?|containers?|images?|kubernetes|k8s|helm",
+    ),
+    (
+        "logging, printing or debugging output",
+        r"log(s|ging)?|structlog|print( statements)?|logger",
+    ),
+    (
+        "calling external APIs, HTTP services, webhooks or callbacks",
+        r"https?|httpx|requests library|aiohttp|webhooks?|outbound",
+    ),
+    (
+        "scheduling recurring, nightly or periodic jobs; crontab",
+        r"cron|crontab|scheduled|periodic|temporal|nightly|celery beat",
+    ),
+    (
+        "caching data, storing sessions or state in a cache",
+        r"redis|memcached?|cach(e|ing)|ttl",
+    ),
+    (
+        "building UI: pages, screens, components, forms, buttons, dropdowns, dialogs, banners",
+        r"react|vue|svelte|angular|components?|frontend|dashboard|ui|css|tailwind|wcag|"
+        r"accessib(le|ility)|screen readers?|keyboard",
+    ),
+    (
+        "showing user-facing text, copy, messages or translations",
+        r"translations?|translators?|lokalise|i18n|l10n|locales?|user-facing strings?",
+    ),
+    (
+        "storing, comparing or scheduling dates, times and time zones",
+        r"utc|time ?zones?|timestamps?|dst|datetime",
+    ),
+    (
+        "computing money: amounts, prices, splitting, rounding, currency, refunds",
+        r"rounding|minor units|currency|amounts?|cents|refunds?|money",
+    ),
+    (
+        "sending email, newsletters or notifications",
+        r"e-?mails?|smtp|mail(pit|gun|ing)?|newsletters?|notifications?",
+    ),
+    (
+        "speeding up slow code; performance, profiling and optimisation",
+        r"optimi[sz](e|ing|ation)s?|profil(e|ing|er)|py-spy|latency|p9[59]|performance|slow",
+    ),
+    (
+        "refactoring, renaming or moving code across several files",
+        r"refactors?|renam(e|ing)|more than one file|multiple files",
+    ),
+    (
+        "writing shell scripts and automation",
+        r"bash|shell|shellcheck|zsh|scripts?",
+    ),
+    (
+        "handling customer personal data: emails, addresses, names in tickets, logs or samples",
+        r"pii|personal data|gdpr|customer data|ibans?|redact",
+    ),
+    (
+        "type checking, annotations and silencing checker complaints",
+        r"mypy|pyright|type: ignore|typing|annotations?|typeddict|protocols?",
+    ),
+    (
+        "editing generated clients, SDKs or stubs",
+        r"generated|openapi|protobuf|stubs|codegen",
+    ),
+    (
+        "using new language versions, syntax or interpreter features",
+        r"python 3\.\d+|3\.1\d|node \d+|language version",
+    ),
+    (
+        "publishing or consuming events and messages; queues",
+        r"kafka|rabbitmq|events?|producers?|consumers?|queues?|pub/?sub",
+    ),
+    (
+        "hiding features behind flags or toggles; beta rollouts",
+        r"feature flags?|launchdarkly|toggles?|flags?",
+    ),
+    (
+        "actions that need someone's approval or sign-off",
+        r"approv(al|er|e)|sign-?off|asking|ask first|go-ahead|permission",
+    ),
+    (
+        "changing code or rules another team owns",
+        r"belongs to|owned by|owners?",
+    ),
+    (
+        "changing, extending or deprecating API endpoints and routes",
+        r"endpoints?|routes?|sunset|deprecat(ed|ion)|rest api|v\d routes",
+    ),
+)
+# A memory about the user (their background, how they learn) governs explanations.
+_EXPLAIN = "explaining a concept, teaching, walking through how something works"
+_EXPLAIN_CUES = (
+    r"explain|analog(y|ies)|background|fluent|new to|knows|expert|engineer|scientist|"
+    r"wrote \w+|learn|frame"
+)
+_STYLE = "writing replies: length, tone and format of answers"
+_STYLE_CUES = r"answers?|repl(y|ies)|summar(y|ies)|terse|tone|verbose|brevity"
+
+_COMPILED = tuple((s, re.compile(rf"\b(?:{cue})\b", re.IGNORECASE)) for s, cue in _SITUATIONS)
+_EXPLAIN_RE = re.compile(rf"\b(?:{_EXPLAIN_CUES})\b", re.IGNORECASE)
+_STYLE_RE = re.compile(rf"\b(?:{_STYLE_CUES})\b", re.IGNORECASE)
+
+
+def derive(memory_type: str | None, name: str, description: str, body: str) -> list[str]:
+    """The situations a memory governs, by rules (see module); most specific cues first."""
+    text = f"{name}\n{description}\n{body}"
+    head = f"{name}\n{description}"
+    found: list[tuple[int, str]] = []
+    for situation, pattern in _COMPILED:
+        # Cues in the name or description weigh more than cues only in the body.
+        hits = len(pattern.findall(head)) * 3 + len(pattern.findall(body))
+        if hits:
+            found.append((hits, situation))
+    if memory_type == "user" and _EXPLAIN_RE.search(text):
+        found.append((100, _EXPLAIN))
+    if memory_type in ("user", "feedback") and _STYLE_RE.search(head):
+        found.append((50, _STYLE))
+    found.sort(key=lambda pair: -pair[0])
+    return [situation for _, situation in found[:MAX_ITEMS]]
+
+
+def normalise(value: Any) -> list[str]:
+    """The stored field as a bounded list of one-line strings (a single string is one item)."""
+    if value is None:
+        return []
+    items: Iterable[Any] = [value] if isinstance(value, str) else value
+    if not isinstance(items, list | tuple):
+        return []
+    out: list[str] = []
+    for item in items:
+        if isinstance(item, str | int | float) and not isinstance(item, bool):
+            text = " ".join(str(item).split())[:MAX_CHARS]
+            if text and text not in out:
+                out.append(text)
+    return out[:MAX_ITEMS]
+
+
+def stored(memory: Memory) -> list[str]:
+    """What the memory's frontmatter says (empty when the field is absent)."""
+    return normalise(memory.extra.get(FIELD))
+
+
+def for_memory(memory: Memory) -> list[str]:
+    """The stored situations, or the rules' when none are stored."""
+    return stored(memory) or derive(memory.type, memory.name, memory.description, memory.body)
+
+
+def with_applies_when(memory: Memory, situations: list[str] | None = None) -> Memory:
+    """``memory`` with ``applies_when`` filled when it has none (``situations`` or the rules).
+
+    A stored list (a person's or a model's) is never replaced here; pass ``replace=True``
+    semantics by calling :func:`set_applies_when` instead.
+    """
+    if stored(memory):
+        return memory
+    found = normalise(situations) if situations is not None else for_memory(memory)
+    if found:
+        memory.extra[FIELD] = found
+    return memory
+
+
+def set_applies_when(memory: Memory, situations: list[str]) -> Memory:
+    """``memory`` with ``applies_when`` replaced (a model's or a person's list)."""
+    found = normalise(situations)
+    if found:
+        memory.extra[FIELD] = found
+    else:
+        memory.extra.pop(FIELD, None)
+    return memory
+
+
+__all__ = [
+    "FIELD",
+    "MAX_CHARS",
+    "MAX_ITEMS",
+    "derive",
+    "for_memory",
+    "normalise",
+    "set_applies_when",
+    "stored",
+    "with_applies_when",
+]
