@@ -99,8 +99,9 @@ def arms(
         ("before #20: evidence 0.40 / 0.15 / 0.15, no applies_when", before, BEFORE_RULE),
         ("no gate (ranking ceiling), rules' applies_when", after, KeepAll()),
         ("applies_when by rules + type priors (default)", after, DEFAULT_RULE),
-        ("rules' applies_when, prior 0.10", after, EvidenceRule(typed_prior=0.10)),
-        ("rules' applies_when, prior 0.00", after, EvidenceRule(typed_prior=0.0)),
+        ("rules' applies_when, priors 0.15 / 0.25 / 0.00", after, EvidenceRule(typed_prior=0.15)),
+        ("rules' applies_when, priors 0.25 / 0.25 / 0.15",
+         after, EvidenceRule(typed_prior=0.25, pair_prior=0.15)),
     ]
     if model_situations:
         model_root = work / "tasks" / "memory-model"

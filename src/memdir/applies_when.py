@@ -30,17 +30,21 @@ MAX_CHARS = 160
 # (situation, cue pattern). The situation's words are what a request for that kind of task says;
 # the cue is what a memory governing such tasks names. Patterns are matched case-insensitively on
 # word boundaries against name, description and body.
-_DEPENDENCY = "adding, installing or upgrading a dependency, package, library, plugin or tool"
+_DEPENDENCY = (
+    "adding, installing, upgrading or vendoring a dependency, package, library, module, plugin, "
+    "SDK, linter, formatter or other tool"
+)
 _SITUATIONS: tuple[tuple[str, str], ...] = (
     (
         _DEPENDENCY,
         r"npm|yarn|pnpm|pipx?|uv|poetry|conda|cargo|gem|bundler|composer|maven|gradle|brew|"
         r"apt(-get)?|nuget|lockfile|lock file|dependenc(y|ies)|third-party|packages?|librar(y|ies)|"
-        r"licen[cs]es?|GPL|AGPL|workspaces?",
+        r"licen[cs]es?|GPL|AGPL|workspaces?|install(ing|ed)?",
     ),
     (
-        "deleting, pruning, pushing, rebasing or merging git branches; rewriting history",
-        r"branch(es)?|force-push|force-with-lease|rebase|git push|remote",
+        "deleting, pruning, cleaning up, pushing, rebasing or merging git branches, tags and refs "
+        "on origin or a remote; rewriting or squashing history",
+        r"branch(es)?|force-push|force-with-lease|rebase|git push|remote|main|trunk",
     ),
     (
         "committing changes, commit messages and pull requests",
@@ -51,73 +55,80 @@ _SITUATIONS: tuple[tuple[str, str], ...] = (
         r"credentials?|secrets?|passwords?|tokens?|api keys?|vault|1password|\.env",
     ),
     (
-        "querying or changing the database: SQL, tables, schema revisions and migrations",
+        "querying, counting or changing data in the database: SQL, SELECT, UPDATE, tables, rows, "
+        "records, schema revisions and migrations",
         r"database|postgres(ql)?|mysql|sqlite|sql|alembic|migrations?|schema|replica|indexes|"
         r"sqlalchemy|orm|queries|query",
     ),
     (
-        "writing or running tests, fixtures, mocks and test data",
+        "querying or touching live production data, records or servers",
+        r"production|prod|live|read replica|metabase",
+    ),
+    (
+        "writing or running tests, test suites, fixtures, mocks, seed data and samples",
         r"tests?|pytest|unittest|jest|mocks?|fixtures?|factories",
     ),
     (
-        "deploying, releasing or shipping to staging or production; hotfixes",
+        "deploying, releasing or shipping to staging, pre-production or production; hotfixes",
         r"deploy(s|ed|ing)?|staging|production|releases?|rollouts?|hotfix(es)?",
     ),
     (
-        "writing Dockerfiles, building container images, choosing base images",
+        "writing Dockerfiles, building container images, choosing a base image or FROM line",
         r"docker(file)?|containers?|images?|kubernetes|k8s|helm",
     ),
     (
-        "logging, printing or debugging output",
+        "logging, printing, dumping variables or debugging output to stdout",
         r"log(s|ging)?|structlog|print( statements)?|logger",
     ),
     (
-        "calling external APIs, HTTP services, webhooks or callbacks",
+        "calling or fetching external APIs, HTTP services, URLs, webhooks or callbacks",
         r"https?|httpx|requests library|aiohttp|webhooks?|outbound",
     ),
     (
-        "scheduling recurring, nightly or periodic jobs; crontab",
+        "scheduling recurring, nightly, hourly or periodic jobs; crontab; running something every day",
         r"cron|crontab|scheduled|periodic|temporal|nightly|celery beat",
     ),
     (
-        "caching data, storing sessions or state in a cache",
+        "caching or memoizing data; storing sessions, state or keys in a cache",
         r"redis|memcached?|cach(e|ing)|ttl",
     ),
     (
-        "building UI: pages, screens, components, forms, buttons, dropdowns, dialogs, banners",
+        "building UI: pages, screens, components, widgets, forms, buttons, dropdowns, modals, "
+        "dialogs, banners",
         r"react|vue|svelte|angular|components?|frontend|dashboard|ui|css|tailwind|wcag|"
         r"accessib(le|ility)|screen readers?|keyboard",
     ),
     (
-        "showing user-facing text, copy, messages or translations",
+        "showing user-facing text, copy, labels, greetings, messages or translations",
         r"translations?|translators?|lokalise|i18n|l10n|locales?|user-facing strings?",
     ),
     (
-        "storing, comparing or scheduling dates, times and time zones",
+        "storing, comparing or scheduling dates, times, hours and time zones",
         r"utc|time ?zones?|timestamps?|dst|datetime",
     ),
     (
-        "computing money: amounts, prices, splitting, rounding, currency, refunds",
+        "computing money: amounts, prices, splitting, rounding, currency, dollars, euros, refunds",
         r"rounding|minor units|currency|amounts?|cents|refunds?|money",
     ),
     (
-        "sending email, newsletters or notifications",
+        "sending email, mailings, newsletters, reminders or notifications",
         r"e-?mails?|smtp|mail(pit|gun|ing)?|newsletters?|notifications?",
     ),
     (
-        "speeding up slow code; performance, profiling and optimisation",
+        "speeding up slow code; making it faster; performance, profiling and optimisation",
         r"optimi[sz](e|ing|ation)s?|profil(e|ing|er)|py-spy|latency|p9[59]|performance|slow",
     ),
     (
-        "refactoring, renaming or moving code across several files",
+        "refactoring, renaming or moving code across several files, modules or packages",
         r"refactors?|renam(e|ing)|more than one file|multiple files",
     ),
     (
-        "writing shell scripts and automation",
+        "writing shell scripts, utilities and automation",
         r"bash|shell|shellcheck|zsh|scripts?",
     ),
     (
-        "handling customer personal data: emails, addresses, names in tickets, logs or samples",
+        "handling customer personal data: emails, addresses, names, subscribers or users in "
+        "tickets, logs or samples",
         r"pii|personal data|gdpr|customer data|ibans?|redact",
     ),
     (
@@ -125,7 +136,7 @@ _SITUATIONS: tuple[tuple[str, str], ...] = (
         r"mypy|pyright|type: ignore|typing|annotations?|typeddict|protocols?",
     ),
     (
-        "editing generated clients, SDKs or stubs",
+        "editing or patching generated clients, SDKs or stubs",
         r"generated|openapi|protobuf|stubs|codegen",
     ),
     (
@@ -154,7 +165,7 @@ _SITUATIONS: tuple[tuple[str, str], ...] = (
     ),
 )
 # A memory about the user (their background, how they learn) governs explanations.
-_EXPLAIN = "explaining a concept, teaching, walking through how something works"
+_EXPLAIN = "explaining, describing or teaching a concept; walking through how something works"
 _EXPLAIN_CUES = (
     r"explain|analog(y|ies)|background|fluent|new to|knows|expert|engineer|scientist|"
     r"wrote \w+|learn|frame"

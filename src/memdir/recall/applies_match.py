@@ -11,16 +11,25 @@ haiku" must not match "writing shell scripts". They still count next to a specif
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memdir.recall.lexical import TermAnalyzer
+from memdir.recall.lexical import ENGLISH_STOPWORDS, QUESTION_WORDS, AnalyzerConfig, TermAnalyzer
 
 # Verbs and nouns of any request, as raw words (analysed with the index's analyzer).
 GENERIC_WORDS = (
     "write writing add adding make making run running use using build building change changing "
     "create creating get set put show keep take code new file files work thing something help "
     "need want look check fix update updating let try give bring start"
+)
+
+
+# A question about a concept ("what is a closure", "how does GC decide …") asks for an
+# explanation as much as "explain …" does.
+_CONCEPT_QUESTION = re.compile(
+    r"^\s*(what\s+(is|are|does|do)|what's|how\s+(does|do|is|are)|why\s+(does|do|is|are))\b",
+    re.IGNORECASE,
 )
 
 
@@ -36,13 +45,22 @@ class AppliesMatch:
         return bool(self.words)
 
 
+# Request words the BM25 analyzer drops as question words but a situation is made of: "explain
+# what a closure is" asks for an explanation.
+REQUEST_WORDS = frozenset({"explain", "explains", "describe", "teach", "walk"})
+MATCH_ANALYZER = AnalyzerConfig(
+    stopwords=tuple(sorted((ENGLISH_STOPWORDS | QUESTION_WORDS) - REQUEST_WORDS))
+)
+
+
 class AppliesMatcher:
     """Matches request terms against situations; situation terms are cached per text."""
 
-    def __init__(self, analyzer: TermAnalyzer) -> None:
-        self.analyzer = analyzer
-        self.generic = frozenset(analyzer.terms(GENERIC_WORDS))
+    def __init__(self, analyzer: TermAnalyzer | None = None) -> None:
+        self.analyzer = analyzer or TermAnalyzer(MATCH_ANALYZER)
+        self.generic = frozenset(self.analyzer.terms(GENERIC_WORDS))
         self._cache: dict[str, frozenset[str]] = {}
+        self._explain = frozenset(self.analyzer.terms("explain"))
 
     def _terms(self, situation: str) -> frozenset[str]:
         found = self._cache.get(situation)
@@ -54,7 +72,10 @@ class AppliesMatcher:
         return found
 
     def query_terms(self, query: str) -> frozenset[str]:
-        return frozenset(self.analyzer.terms(query))
+        terms = frozenset(self.analyzer.terms(query))
+        if _CONCEPT_QUESTION.search(query):
+            terms |= self._explain
+        return terms
 
     def match(self, query_terms: frozenset[str], situations: Sequence[str]) -> AppliesMatch:
         words: set[str] = set()

@@ -107,7 +107,7 @@ class LocalSelector:
         self._lock = threading.RLock()
         self._refreshed = False
         self._unindexable: set[tuple[str, float]] = set()
-        self._applies = AppliesMatcher(self.index.analyzer)
+        self._applies = AppliesMatcher()
 
     # -- index upkeep --------------------------------------------------------------------------
     def refresh(self) -> RefreshReport:

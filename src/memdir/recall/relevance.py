@@ -13,10 +13,11 @@ the best 150-word passage of a long memory clears it for nearly any question. Th
   uses cannot pass on a chance word.
 - **when it applies** (issue #20): the request uses a word of one of the memory's ``applies_when``
   situations (:mod:`memdir.recall.applies_match`) and the cosine reaches the *prior* of the
-  memory's type: ``user`` and ``feedback`` memories apply across the tasks of their domain, so a
-  low bar (``typed_prior``, 0.05) suffices; ``project`` and ``reference`` memories need topical
-  evidence, the ``weak`` bar. This is what lets "add a date-picker dependency" surface "the admin
-  UI uses yarn" although the two share no word.
+  memory's type: ``user`` and ``feedback`` memories apply across the tasks of their domain
+  (``typed_prior``, 0.20); ``project`` and ``reference`` memories need more topical evidence
+  (``narrow_prior``, 0.25). Two or more situation words are evidence at any positive cosine
+  (``pair_prior``, 0.0). This is what lets "bring a date-picker dependency into the admin UI"
+  surface "the admin UI uses yarn" although the two share no content word.
 
 The operating point was chosen on memdir's evaluation set (a coding assistant's memory dir with
 task-style and unanswerable requests) together with LoCoMo's other-conversation probe; the
@@ -83,7 +84,9 @@ class EvidenceRule:
     strong: float = 0.40
     weak: float = 0.15
     coverage: float = 0.15
-    typed_prior: float | None = 0.05  # None: applies_when is not evidence (the rule before #20)
+    typed_prior: float | None = 0.20  # None: applies_when is not evidence (the rule before #20)
+    narrow_prior: float = 0.25
+    pair_prior: float = 0.0
 
     @property
     def label(self) -> str:
@@ -94,15 +97,18 @@ class EvidenceRule:
         if self.typed_prior is None:
             return base
         return (
-            f"{base}, or applies_when matched with cosine ≥ {self.typed_prior:.2f} "
-            f"(user, feedback) / {self.weak:.2f} (project, reference)"
+            f"{base}, or an applies_when word with cosine ≥ {self.typed_prior:.2f} "
+            f"(user, feedback) / {self.narrow_prior:.2f} (project, reference), "
+            f"or two applies_when words with cosine ≥ {self.pair_prior:.2f}"
         )
 
     def prior(self, doc: ScoredDoc) -> float:
-        """The cosine an applies_when match needs for this memory's type."""
+        """The cosine an applies_when match needs for this memory's type and match."""
+        if len(doc.applies_words) >= 2:
+            return self.pair_prior
         if self.typed_prior is not None and doc.type in BROAD_TYPES:
             return self.typed_prior
-        return self.weak
+        return self.narrow_prior
 
     def drop_reason(self, doc: ScoredDoc) -> str | None:
         if self.keep_reason(doc) is not None:
