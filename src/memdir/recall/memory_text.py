@@ -40,16 +40,11 @@ class MemoryText:
         head = ". ".join(p for p in (self.name, self.description) if p)
         body_words = self.body.split()
         if len(body_words) <= words:
-            out = [f"{head}\n{self.body}".strip()]
-        else:
-            out = [
-                f"{head}\n{' '.join(body_words[i : i + words])}".strip()
-                for i in range(0, len(body_words), words)
-            ]
-        import os
-        if self.applies_when and os.environ.get("XP_PASSAGE"):
-            out.append(f"{head}. Applies when " + "; ".join(self.applies_when))
-        return out
+            return [f"{head}\n{self.body}".strip()]
+        return [
+            f"{head}\n{' '.join(body_words[i : i + words])}".strip()
+            for i in range(0, len(body_words), words)
+        ]
 
     def for_lexical(self) -> str:
         return "\n".join([self.name, self.description, self.body, *self.applies_when])
