@@ -33,7 +33,6 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import machine, memory_text, table, update_docs_section, write_if_changed
-from recall_tasks import tables as task_tables
 from memdir.recall.embed import Embedder, MiniLMEmbedder
 from memdir.recall.lexical import ENGLISH_STOPWORDS, QUESTION_WORDS, AnalyzerConfig, TermAnalyzer
 from memdir.recall.local import LocalSelector
@@ -47,6 +46,7 @@ from memdir.recall.relevance import (
     rule_for,
 )
 from memdir.recall.script import contains_cjk
+from recall_tasks import tables as task_tables
 
 DATA = Path(__file__).resolve().parent / "data"
 # The analyzer before issue #9: no CJK bigrams, no request words.
@@ -195,7 +195,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--tasks-only", action="store_true", help="only the issue #20 tables")
     parser.add_argument(
         "--model-applies",
-        help="JSON file {memory file: [situations]} written by a model (benchmarks/applies_model.py)",
+        help="JSON {memory file: [situations]} written by a model (benchmarks/applies_model.py)",
     )
     args = parser.parse_args(argv)
     work = Path(args.workdir)

@@ -21,7 +21,9 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from memdir.errors import MemdirError
 from memdir.model import Memory
+from memdir.store import MemoryStore
 
 FIELD = "applies_when"
 MAX_ITEMS = 8
@@ -85,7 +87,7 @@ _SITUATIONS: tuple[tuple[str, str], ...] = (
         r"https?|httpx|requests library|aiohttp|webhooks?|outbound",
     ),
     (
-        "scheduling recurring, nightly, hourly or periodic jobs; crontab; running something every day",
+        "scheduling recurring, nightly, hourly or periodic jobs; crontab; running it every day",
         r"cron|crontab|scheduled|periodic|temporal|nightly|celery beat",
     ),
     (
@@ -246,14 +248,62 @@ def set_applies_when(memory: Memory, situations: list[str]) -> Memory:
     return memory
 
 
+def stamp(
+    store: MemoryStore, rel: str, situations: list[str] | None = None, *, replace: bool = False
+) -> list[str]:
+    """Write ``applies_when`` into a stored memory (under the store lock); returns the list.
+
+    Without ``situations`` the rules fill a missing field; ``replace`` puts a model's or a
+    person's list in place of the stored one. A file that already says what it should is not
+    rewritten (its mtime, and so the recall index, stay as they are).
+    """
+    written: list[str] = []
+
+    def change(memory: Memory) -> Memory | None:
+        nonlocal written
+        before = stored(memory)
+        if replace and situations is not None:
+            set_applies_when(memory, situations)
+        else:
+            with_applies_when(memory, situations)
+        written = stored(memory)
+        return memory if written != before else None
+
+    with store.lock():
+        current = store.read(rel)
+        if change(current) is not None:
+            store.save(current)
+    return written
+
+
+def backfill(store: MemoryStore) -> tuple[list[str], list[str]]:
+    """Fill ``applies_when`` by rules in every memory that has none: (written, problems).
+
+    What ``memdir reindex`` runs for dirs written before the field existed. A file that cannot be
+    read or written is reported and left alone.
+    """
+    written: list[str] = []
+    problems: list[str] = []
+    for header in store.list():
+        try:
+            before = stored(store.read(header.filename))
+            if not before and stamp(store, header.filename):
+                written.append(header.filename)
+        except (MemdirError, OSError) as exc:
+            problems.append(f"{header.filename}: {exc}")
+    return written, problems
+
+
 __all__ = [
     "FIELD",
     "MAX_CHARS",
     "MAX_ITEMS",
+    "backfill",
     "derive",
     "for_memory",
     "normalise",
     "set_applies_when",
+    "stamp",
     "stored",
     "with_applies_when",
 ]

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from memdir import applies_when
 from memdir.errors import MemdirError
 from memdir.extract.base import ExtractionResult, unique_written
 from memdir.extract.rules import Candidate, candidates
@@ -124,6 +125,7 @@ class RuleExtractor:
                 return memory
 
             known[rel] = _known(rel, self.store.update(rel, replace))
+            applies_when.stamp(self.store, rel)
             return self.store.root / rel
         name = _title(candidate.statement)
         slug = slugify(name).removeprefix(f"{candidate.type.value}_")  # no "user_user_is_..."
@@ -132,6 +134,7 @@ class RuleExtractor:
             name, _one_line(candidate.statement), candidate.type, body, rel=rel
         )
         known[rel] = _known(rel, memory)
+        applies_when.stamp(self.store, rel)
         return self.store.root / rel
 
     def _free_name(self, stem: str) -> str:

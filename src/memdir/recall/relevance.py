@@ -134,11 +134,16 @@ class EvidenceRule:
         if doc.semantic >= self.weak and doc.coverage >= self.coverage:
             return f"similarity {doc.semantic:.2f} with lexical coverage {doc.coverage:.2f}"
         if self.typed_prior is not None and doc.applies_words and doc.semantic >= self.prior(doc):
-            prior = "applies across tasks" if doc.type in BROAD_TYPES else "needs topical evidence"
+            if len(doc.applies_words) >= 2:
+                prior = "two applies_when words"
+            elif doc.type in BROAD_TYPES:
+                prior = f"{doc.type} memories apply across tasks"
+            else:
+                prior = f"{doc.type or 'untyped'} memories need topical evidence"
             return (
                 f"applies when {doc.applies_situations[0]!r} (words: "
-                f"{', '.join(doc.applies_words)}); {doc.type or 'untyped'} memory {prior}, "
-                f"similarity {doc.semantic:.2f} ≥ {self.prior(doc):.2f}"
+                f"{', '.join(doc.applies_words)}); {prior}: similarity {doc.semantic:.2f} ≥ "
+                f"{self.prior(doc):.2f}"
             )
         return None
 
