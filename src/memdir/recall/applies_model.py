@@ -13,7 +13,8 @@ Invariants:
   changed underneath leaves that memory's field as it was (the rules' list or nothing), and the
   result says why.
 - A list a person wrote is not overwritten unless asked (``overwrite=True``): a model's list is
-  marked with ``applies_when_by: model`` so the next run knows it may refresh it.
+  marked with ``applies_when_by: model`` and the rules' list is recognised by recomputing it, so
+  the next run knows it may refresh those.
 """
 
 from __future__ import annotations
@@ -97,8 +98,7 @@ async def write_with_model(
         except (MemdirError, OSError) as exc:
             report.skipped[rel] = f"unreadable: {exc}"
             continue
-        by_person = applies_when.stored(memory) and memory.extra.get(BY_FIELD) != "model"
-        if by_person and not overwrite:
+        if _by_person(memory) and not overwrite:
             report.skipped[rel] = "a person wrote its applies_when"
             continue
         try:
@@ -117,6 +117,14 @@ async def write_with_model(
             continue
         report.written[rel] = situations
     return report
+
+
+def _by_person(memory: Memory) -> bool:
+    """A stored list neither a model (marked) nor the rules (their list, recomputed) wrote."""
+    found = applies_when.stored(memory)
+    if not found or memory.extra.get(BY_FIELD) == "model":
+        return False
+    return found != applies_when.derive(memory.type, memory.name, memory.description, memory.body)
 
 
 def _store(store: MemoryStore, rel: str, situations: list[str]) -> None:
