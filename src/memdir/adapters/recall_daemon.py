@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import inspect
 import json
 import logging
 import os
@@ -43,6 +44,7 @@ from memdir.adapters.recall_client import (
 from memdir.atomic import FileLock
 from memdir.errors import LockHeldError, MissingExtraError
 from memdir.recall.base import MAX_SELECTED
+from memdir.recall.context import RecallContext
 from memdir.recall.engine import MemoryRecall, should_recall
 from memdir.recall.session import RecallSession
 from memdir.recall.surface import Attachment, RelevantMemory, surface
@@ -65,11 +67,16 @@ def build_engine(memory_dir: Path, cache_dir: Path) -> MemoryRecall:
 
 
 def recall_attachments(
-    engine: MemoryRecall, query: str, exclude: Sequence[str], limit: int
+    engine: MemoryRecall,
+    query: str,
+    exclude: Sequence[str],
+    limit: int,
+    *,
+    context: RecallContext | None = None,
 ) -> list[dict[str, Any]]:
     """What recall surfaces for ``query``, skipping ``exclude`` paths, as JSON-ready dicts."""
     if hasattr(engine.selector, "select_sync") and engine.manifest_cap is None:
-        found = _local_recall(engine, query, exclude, limit)
+        found = _local_recall(engine, query, exclude, limit, context)
     else:
         session = RecallSession(surfaced={str(Path(p).resolve()) for p in exclude})
         found = asyncio.run(engine.recall(query, session, limit=limit))
@@ -86,7 +93,11 @@ def recall_attachments(
 
 
 def _local_recall(
-    engine: MemoryRecall, query: str, exclude: Sequence[str], limit: int
+    engine: MemoryRecall,
+    query: str,
+    exclude: Sequence[str],
+    limit: int,
+    context: RecallContext | None = None,
 ) -> list[Attachment]:
     """The offline selector over its own index, asked for enough extra picks to skip ``exclude``.
 
@@ -98,7 +109,8 @@ def _local_recall(
         return []
     excluded = {str(Path(p).resolve()) for p in exclude}
     selector = engine.selector
-    picks = selector.select_sync(query, None, limit=limit + len(excluded))  # type: ignore[attr-defined]
+    kwargs = {"context": context} if context is not None and _takes_context(selector) else {}
+    picks = selector.select_sync(query, None, limit=limit + len(excluded), **kwargs)  # type: ignore[attr-defined]
     out: list[Attachment] = []
     for pick in picks:
         path = engine.memory_dir / pick.filename
@@ -114,6 +126,11 @@ def _local_recall(
         if len(out) >= min(limit, MAX_SELECTED):
             break
     return out
+
+
+def _takes_context(selector: Any) -> bool:
+    """The local selector takes a context; the keyword fallback does not."""
+    return "context" in inspect.signature(selector.select_sync).parameters
 
 
 def rss_kib() -> int:
@@ -214,14 +231,20 @@ class RecallDaemon:
             return engine, self.locks[key]
 
     def recall(
-        self, memory_dir: str, cache_dir: str, query: str, exclude: Sequence[str], limit: int
+        self,
+        memory_dir: str,
+        cache_dir: str,
+        query: str,
+        exclude: Sequence[str],
+        limit: int,
+        context: RecallContext | None = None,
     ) -> list[dict[str, Any]]:
         """Recall with a warm engine: index checked before, refreshed in the background after."""
         engine, lock = self.engine(memory_dir, cache_dir)
         fresh = self.freshness[(memory_dir, cache_dir)]
         with lock:
             fresh.before_recall()
-            found = recall_attachments(engine, query, exclude, limit)
+            found = recall_attachments(engine, query, exclude, limit, context=context)
         fresh.after_recall(lock)
         return found
 
@@ -253,7 +276,10 @@ class RecallDaemon:
             if not isinstance(query, str) or not isinstance(exclude, list):
                 return {"ok": False, "error": "query must be a string, exclude a list"}
             started = time.perf_counter()
-            found = self.recall(memory_dir, cache_dir, query, [str(p) for p in exclude], int(limit))
+            context = RecallContext.from_json(body.get("context"))
+            found = self.recall(
+                memory_dir, cache_dir, query, [str(p) for p in exclude], int(limit), context
+            )
             elapsed = round((time.perf_counter() - started) * 1000, 2)
             return {**base, "attachments": found if op == "recall" else [], "ms": elapsed}
         return {"ok": False, "error": f"unknown op {op!r}"}
@@ -276,10 +302,13 @@ class RecallDaemon:
             claude=bool(flags.get("claude")),
         )
 
-        def recaller(hc: HookContext, query: str, exclude: list[str]) -> tuple[list[Any], str]:
+        def recaller(
+            hc: HookContext, query: str, exclude: list[str], context: RecallContext
+        ) -> tuple[list[Any], str]:
             if hc.settings.recall_selector == "llm" and hc.settings.model:
                 return recall_in_process(hc, query, exclude), "daemon (llm selector)"
-            found = self.recall(str(hc.paths.memory_dir), str(hc.cache_dir), query, exclude, 5)
+            memory_dir, cache_dir = str(hc.paths.memory_dir), str(hc.cache_dir)
+            found = self.recall(memory_dir, cache_dir, query, exclude, 5, context)
             return [Injected.from_json(d) for d in found], "daemon"
 
         home = Path(cwd)

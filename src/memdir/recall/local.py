@@ -31,6 +31,7 @@ import numpy.typing as npt
 from memdir.model import MemoryHeader
 from memdir.recall.applies_match import AppliesMatcher
 from memdir.recall.base import MAX_SELECTED, Selection
+from memdir.recall.context import CONTEXT_WEIGHT, RecallContext
 from memdir.recall.embed import Embedder, MiniLMEmbedder
 from memdir.recall.fusion import FusionConfig
 from memdir.recall.lexical import TermAnalyzer
@@ -146,7 +147,7 @@ class LocalSelector:
 
     # -- scoring -------------------------------------------------------------------------------
     def _scores(
-        self, query: str, rows: npt.NDArray[np.int64] | None
+        self, query: str, rows: npt.NDArray[np.int64] | None, context: RecallContext | None = None
     ) -> tuple[
         npt.NDArray[np.int64],
         npt.NDArray[np.float32],
@@ -154,7 +155,11 @@ class LocalSelector:
         npt.NDArray[np.float32],
         float,
     ]:
-        """(rows, lexical, semantic, fused, query weight) over ``rows`` (all when None)."""
+        """(rows, lexical, semantic, fused, query weight) over ``rows`` (all when None).
+
+        ``lexical`` is the prompt's alone (coverage is a share of the prompt); the context's
+        words add to the fused order at ``CONTEXT_WEIGHT`` (see recall.context).
+        """
         index = self.index
         if rows is None:
             rows = index.live_rows()
@@ -165,7 +170,12 @@ class LocalSelector:
         lexical = index.lexical.scores_for_terms(terms)[rows]
         query_vector = index.embedder.embed([query])[0]
         semantic = index.semantic_scores(query_vector)[rows]
-        fused = self.fusion.fuse(lexical, semantic)
+        ranked = lexical
+        if context is not None and not context.empty:
+            extra = sorted(set(index.analyzer.terms(context.text())) - set(terms))
+            if extra:
+                ranked = lexical + CONTEXT_WEIGHT * index.lexical.scores_for_terms(extra)[rows]
+        fused = self.fusion.fuse(ranked, semantic)
         return rows, lexical, semantic, fused, index.lexical.query_weight(terms)
 
     def rank(
@@ -175,6 +185,7 @@ class LocalSelector:
         *,
         headers: Sequence[MemoryHeader] | None = None,
         exclude: AbstractSet[str] = frozenset(),
+        context: RecallContext | None = None,
     ) -> list[ScoredDoc]:
         """The top ``k`` memories for ``query`` by fused score (no relevance gate).
 
@@ -186,10 +197,12 @@ class LocalSelector:
                 gone = [r for rel in exclude if (r := self.index.row_of(rel)) is not None]
                 if gone:
                     rows = np.setdiff1d(self.index.live_rows(), np.array(gone, dtype=np.int64))
-            rows, lexical, semantic, fused, weight = self._scores(query, rows)
+            rows, lexical, semantic, fused, weight = self._scores(query, rows, context)
             order = _top_k(fused, k)
             docs = self.index.docs
             query_terms = self._applies.query_terms(query)
+            if context is not None and context.activity():
+                query_terms |= self._applies.query_terms(context.activity())
             out = []
             for i in order:
                 doc = docs[rows[i]]
@@ -268,10 +281,11 @@ class LocalSelector:
         *,
         recent_tools: Sequence[str] = (),
         limit: int = MAX_SELECTED,
+        context: RecallContext | None = None,
     ) -> list[Selection]:
         """The selection over every indexed memory not in ``exclude`` (no headers needed)."""
         return self.select_sync(
-            query, None, recent_tools=recent_tools, limit=limit, exclude=exclude
+            query, None, recent_tools=recent_tools, limit=limit, exclude=exclude, context=context
         )
 
     def select_sync(
@@ -282,12 +296,13 @@ class LocalSelector:
         recent_tools: Sequence[str] = (),
         limit: int = MAX_SELECTED,
         exclude: AbstractSet[str] = frozenset(),
+        context: RecallContext | None = None,
     ) -> list[Selection]:
-        """The selection, computed in the calling thread."""
+        """The selection, computed in the calling thread (``context``: see recall.context)."""
         if limit <= 0 or not query.strip():
             return []
         # Look a little past the limit so gated or demoted entries can be replaced.
-        ranked = self.rank(query, k=limit * 4, headers=headers, exclude=exclude)
+        ranked = self.rank(query, k=limit * 4, headers=headers, exclude=exclude, context=context)
         out: list[Selection] = []
         rule = self.rule_for_query(query)
         for doc in ranked:

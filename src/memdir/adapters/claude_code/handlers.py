@@ -25,6 +25,7 @@ from memdir.adapters.claude_code import hooklog
 from memdir.adapters.claude_code.hookio import MAX_CONTEXT_CHARS, HookInput, context_output
 from memdir.adapters.claude_code.state import Injected, SessionStore
 from memdir.errors import DaemonError
+from memdir.recall.context import RecallContext, from_transcript
 
 if TYPE_CHECKING:
     from memdir.config import Settings
@@ -36,7 +37,7 @@ EXTRACT_MODES = ("auto", "rules", "model", "off")
 
 # How a context recalls: (context, query, paths to exclude) -> (memories, how). The warm daemon
 # passes its own (its engines are already loaded); everyone else uses :func:`recall_for`.
-Recaller = Callable[["HookContext", str, list[str]], tuple[list[Injected], str]]
+Recaller = Callable[["HookContext", str, list[str], RecallContext], tuple[list[Injected], str]]
 
 
 @dataclass
@@ -93,7 +94,9 @@ def log_event(hc: HookContext, inp: HookInput, started: float, **fields: Any) ->
 # -- user-prompt-submit ---------------------------------------------------------------------
 
 
-def recall_in_process(hc: HookContext, query: str, exclude: list[str]) -> list[Injected]:
+def recall_in_process(
+    hc: HookContext, query: str, exclude: list[str], context: RecallContext | None = None
+) -> list[Injected]:
     from memdir.adapters.recall_daemon import build_engine, recall_attachments
 
     if hc.settings.recall_selector == "llm" and hc.settings.model:
@@ -104,10 +107,13 @@ def recall_in_process(hc: HookContext, query: str, exclude: list[str]) -> list[I
         engine = build_recall(hc.paths.memory_dir, hc.cache_dir, kind="llm", provider=provider)
     else:
         engine = build_engine(hc.paths.memory_dir, hc.cache_dir)
-    return [Injected.from_json(d) for d in recall_attachments(engine, query, exclude, 5)]
+    found = recall_attachments(engine, query, exclude, 5, context=context)
+    return [Injected.from_json(d) for d in found]
 
 
-def recall_for(hc: HookContext, query: str, exclude: list[str]) -> tuple[list[Injected], str]:
+def recall_for(
+    hc: HookContext, query: str, exclude: list[str], context: RecallContext
+) -> tuple[list[Injected], str]:
     """(memories, how): from the warm daemon when possible, else in-process."""
     if hc.use_daemon and hc.settings.recall_selector != "llm":
         try:
@@ -117,11 +123,12 @@ def recall_for(hc: HookContext, query: str, exclude: list[str]) -> tuple[list[In
                 cache_dir=hc.cache_dir,
                 query=query,
                 exclude=exclude,
+                context=context.to_json(),
             )
             return [Injected.from_json(d) for d in found], "daemon"
         except DaemonError:
             start_daemon(hc)
-    return recall_in_process(hc, query, exclude), "in-process"
+    return recall_in_process(hc, query, exclude, context), "in-process"
 
 
 def start_daemon(hc: HookContext) -> None:
@@ -161,7 +168,9 @@ def user_prompt_submit(inp: HookInput, hc: HookContext) -> str:
         if before.exhausted:
             reason = "session budget used up"
         else:
-            found, how = (hc.recaller or recall_for)(hc, prompt, before.surfaced)
+            # recent turns, files and tools from the transcript's tail (bounded; recall.context)
+            context = from_transcript(inp.transcript_path)
+            found, how = (hc.recaller or recall_for)(hc, prompt, before.surfaced, context)
     budget = MAX_CONTEXT_CHARS - len(RECALL_INTRO) - 2
     with sessions.update(inp.session_id) as state:
         notices = state.take_notices()
