@@ -208,10 +208,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"Machine: {machine()}.",
             "",
             "**No-shared-word and unrelated requests** (benchmarks/data/recall_eval.json, "
-            "\"about_issue20\"; every third item held out from tuning, reported apart). "
+            '"about_issue20"; every third item held out from tuning, reported apart). '
             "Right memory surfaced (at most 5) for requests that share no content word with it; "
             "anything surfaced for unrelated requests; the #9 set on its own 42 memories. "
-            "\"Overall\" pools the no-shared-word and #9 answerable requests (right memory "
+            '"Overall" pools the no-shared-word and #9 answerable requests (right memory '
             "surfaced) and the unrelated and #9 unanswerable ones (anything surfaced). "
             "Priors a / b / c: an applies_when word with cosine ≥ a (user, feedback) or ≥ b "
             "(project, reference), two words with cosine ≥ c.",
