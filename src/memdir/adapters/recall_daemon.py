@@ -43,8 +43,8 @@ from memdir.adapters.recall_client import (
 )
 from memdir.atomic import FileLock
 from memdir.errors import LockHeldError, MissingExtraError
+from memdir.prompt_context import RecallContext
 from memdir.recall.base import MAX_SELECTED
-from memdir.recall.context import RecallContext
 from memdir.recall.engine import MemoryRecall, should_recall
 from memdir.recall.session import RecallSession
 from memdir.recall.surface import Attachment, RelevantMemory, surface

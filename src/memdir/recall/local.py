@@ -29,9 +29,9 @@ import numpy as np
 import numpy.typing as npt
 
 from memdir.model import MemoryHeader
+from memdir.prompt_context import CONTEXT_WEIGHT, RecallContext
 from memdir.recall.applies_match import AppliesMatcher
 from memdir.recall.base import MAX_SELECTED, Selection
-from memdir.recall.context import CONTEXT_WEIGHT, RecallContext
 from memdir.recall.embed import Embedder, MiniLMEmbedder
 from memdir.recall.fusion import FusionConfig
 from memdir.recall.lexical import TermAnalyzer
@@ -158,7 +158,7 @@ class LocalSelector:
         """(rows, lexical, semantic, fused, query weight) over ``rows`` (all when None).
 
         ``lexical`` is the prompt's alone (coverage is a share of the prompt); the context's
-        words add to the fused order at ``CONTEXT_WEIGHT`` (see recall.context).
+        words add to the fused order at ``CONTEXT_WEIGHT`` (see memdir.prompt_context).
         """
         index = self.index
         if rows is None:
@@ -298,7 +298,7 @@ class LocalSelector:
         exclude: AbstractSet[str] = frozenset(),
         context: RecallContext | None = None,
     ) -> list[Selection]:
-        """The selection, computed in the calling thread (``context``: see recall.context)."""
+        """The selection, computed in the calling thread (``context``: memdir.prompt_context)."""
         if limit <= 0 or not query.strip():
             return []
         # Look a little past the limit so gated or demoted entries can be replaced.

@@ -25,7 +25,7 @@ from memdir.adapters.claude_code import hooklog
 from memdir.adapters.claude_code.hookio import MAX_CONTEXT_CHARS, HookInput, context_output
 from memdir.adapters.claude_code.state import Injected, SessionStore
 from memdir.errors import DaemonError
-from memdir.recall.context import RecallContext, from_transcript
+from memdir.prompt_context import RecallContext, from_transcript
 
 if TYPE_CHECKING:
     from memdir.config import Settings
@@ -168,7 +168,7 @@ def user_prompt_submit(inp: HookInput, hc: HookContext) -> str:
         if before.exhausted:
             reason = "session budget used up"
         else:
-            # recent turns, files and tools from the transcript's tail (bounded; recall.context)
+            # recent turns, files, tools: the transcript tail, bounded (memdir.prompt_context)
             context = from_transcript(inp.transcript_path)
             found, how = (hc.recaller or recall_for)(hc, prompt, before.surfaced, context)
     budget = MAX_CONTEXT_CHARS - len(RECALL_INTRO) - 2

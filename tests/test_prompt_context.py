@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from memdir.recall import context as ctx_mod
-from memdir.recall.context import RecallContext, from_transcript
+from memdir import prompt_context as ctx_mod
+from memdir.prompt_context import RecallContext, from_transcript
 from memdir.recall.embed import MiniLMEmbedder
 from memdir.recall.local import LocalSelector
 from memdir.store import MemoryStore

@@ -11,6 +11,10 @@ or handed over by the runtime. The local selector uses it so the prompt dominate
   just edited is evidence that a package-manager rule applies);
 - the embedding is the prompt's alone: the per-prompt latency stays one short embedding.
 
+It lives beside the ``recall`` package, not in it: the prompt hook imports it, and importing
+``memdir.recall`` loads the LLM selector (the hook path stays free of recall, llm and numpy
+until it recalls; tests/cli/test_main.py).
+
 Invariants: bounded whatever the transcript holds (the last ``TAIL_BYTES`` of the file, at most
 ``MAX_TURNS`` turns, ``MAX_WORDS`` words of text, ``MAX_ITEMS`` files and tools); reading never
 raises (an unreadable or malformed transcript is an empty context).
