@@ -10,12 +10,14 @@ memory is an error, not a data point.
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 from common import memory_text, table, write_if_changed
+from memdir import applies_when
 from memdir.recall.embed import Embedder
 from memdir.recall.lexical import TermAnalyzer
 from memdir.recall.local import LocalSelector
@@ -42,12 +44,14 @@ def check_premise(data: dict[str, Any]) -> None:
 
 
 def write_dir(root: Path, memories: list[list[str]], situations: dict[str, list[str]]) -> None:
-    """The memory dir; ``situations`` (rel → list) are written as applies_when frontmatter."""
+    """The memory dir as memdir's writers leave it: each memory with its applies_when list
+    (``situations`` from a model where given, else the rules', as ``memdir add`` writes)."""
     shutil.rmtree(root, ignore_errors=True)
     for rel, name, description, type_, body in memories:
         text = memory_text(name, description, body, type_)
-        if rel in situations:
-            extra = "".join(f"  - {s!r}\n" for s in situations[rel])
+        found = situations.get(rel) or applies_when.derive(type_, name, description, body)
+        if found:
+            extra = "".join(f"  - {json.dumps(s)}\n" for s in found)
             text = text.replace("\n---\n", f"\napplies_when:\n{extra}---\n", 1)
         write_if_changed(root / rel, text)
 

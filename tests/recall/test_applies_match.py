@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from memdir.recall.applies_match import AppliesMatcher
+from memdir.recall.memory_text import read_memory_text
 
 DEPENDENCY = "adding, installing or upgrading a dependency, package or library"
 EXPLAIN = "explaining, describing or teaching a concept; walking through how something works"
@@ -26,3 +29,17 @@ def test_match(query: str, situations: list[str], matched: bool) -> None:
     found = matcher.match(matcher.query_terms(query), situations)
     assert found.specific is matched
     assert bool(found.situations) is matched
+
+
+def test_only_a_stored_list_joins_the_bm25_text(tmp_path: Path) -> None:
+    """A dir nobody reindexed keeps its ranking; the rules' list is evidence only (LoCoMo)."""
+    plain = tmp_path / "plain.md"
+    plain.write_text("---\nname: pnpm\ndescription: the docs use pnpm\ntype: feedback\n---\nbody\n")
+    text = read_memory_text(plain, "plain.md")[0]
+    assert text.applies_when and not text.applies_stored
+    assert "dependency" not in text.for_lexical()
+    stored = tmp_path / "stored.md"
+    stored.write_text(plain.read_text().replace("type:", "applies_when: [adding a library]\ntype:"))
+    text = read_memory_text(stored, "stored.md")[0]
+    assert text.applies_when == ("adding a library",) and "adding a library" in text.for_lexical()
+    assert read_memory_text(stored, "stored.md", applies=False)[0].applies_when == ()

@@ -1,8 +1,9 @@
 """The text recall searches in a memory file: name, description, body and ``applies_when``.
 
-``applies_when`` (see :mod:`memdir.applies_when`) is read from the frontmatter; a memory without
-one is indexed with the offline rules' situations, so recall knows when every memory applies even
-before ``memdir reindex`` writes the field into old files.
+``applies_when`` (see :mod:`memdir.applies_when`) is read from the frontmatter and indexed with
+the text. A memory without one gets the offline rules' situations as evidence for the relevance
+rule only, so recall knows when every memory applies even before ``memdir reindex`` writes the
+field, while the ranking of a dir nobody reindexed stays what it was.
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ class MemoryText:
     body: str
     type: str = ""
     applies_when: tuple[str, ...] = ()
+    # Only a stored list joins the BM25 text; the rules' list for a memory without the field is
+    # evidence for the relevance rule alone (a dir's ranking changes when its files do).
+    applies_stored: bool = False
 
     def passages(self, words: int = PASSAGE_WORDS) -> list[str]:
         """Embedding inputs: the title and description, with each ``words``-word body slice.
@@ -47,6 +51,8 @@ class MemoryText:
         ]
 
     def for_lexical(self) -> str:
+        if not self.applies_stored:
+            return f"{self.name}\n{self.description}\n{self.body}"
         return "\n".join([self.name, self.description, self.body, *self.applies_when])
 
 
@@ -75,12 +81,8 @@ def read_memory_text(
     name = str(meta["name"]) if meta.get("name") is not None else Path(rel).stem
     description = str(meta["description"]) if meta.get("description") is not None else ""
     mtype = str(meta["type"]) if meta.get("type") is not None else ""
-    situations = (
-        applies_when.normalise(meta.get(applies_when.FIELD))
-        or applies_when.derive(mtype, name, description, body)
-        if applies
-        else []
-    )
+    stored = applies_when.normalise(meta.get(applies_when.FIELD)) if applies else []
+    situations = stored or (applies_when.derive(mtype, name, description, body) if applies else [])
     return (
         MemoryText(
             name=name,
@@ -88,6 +90,7 @@ def read_memory_text(
             body=body,
             type=mtype,
             applies_when=tuple(situations),
+            applies_stored=bool(stored),
         ),
         content_hash(raw),
         len(raw),
