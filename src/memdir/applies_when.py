@@ -248,6 +248,13 @@ def set_applies_when(memory: Memory, situations: list[str]) -> Memory:
     return memory
 
 
+def initial(memory_type: str | None, name: str, description: str, body: str) -> dict[str, Any]:
+    """The frontmatter a new memory starts with: ``{"applies_when": [...]}`` by the rules, or
+    ``{}`` (for ``MemoryStore.create(extra=...)``: one write, one guard check)."""
+    found = derive(memory_type, name, description, body)
+    return {FIELD: found} if found else {}
+
+
 def stamp(
     store: MemoryStore, rel: str, situations: list[str] | None = None, *, replace: bool = False
 ) -> list[str]:
@@ -301,6 +308,7 @@ __all__ = [
     "backfill",
     "derive",
     "for_memory",
+    "initial",
     "normalise",
     "set_applies_when",
     "stamp",

@@ -188,14 +188,18 @@ class MemoryTools:
                     memory.name, memory.type = name.strip(), mtype.value
                     memory.description = " ".join(description.split())
                     memory.body = body if body.endswith("\n") or not body else body + "\n"
-                    saved = self.store.save(memory).path
-                    applies_when.stamp(self.store, saved)
-                    return {"path": saved, "created": False}
+                    saved = self.store.save(applies_when.with_applies_when(memory))
+                    return {"path": saved.path, "created": False}
             existed = self.store.exists(target)
             created = self.store.create(
-                name, description, mtype, body, rel=target, overwrite=overwrite
+                name,
+                description,
+                mtype,
+                body,
+                rel=target,
+                overwrite=overwrite,
+                extra=applies_when.initial(mtype.value, name, description, body),
             )
-            applies_when.stamp(self.store, created.path)
         return {"path": created.path, "created": not existed}
 
     @with_credential_notes

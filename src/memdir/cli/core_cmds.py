@@ -173,9 +173,10 @@ def cmd_add(ctx: CliContext) -> int:
         body = sys.stdin.read()
     else:
         raise ConfigError("give the body with --body, --body-file or on stdin")
-    store = ctx.store()
-    memory = store.create(a.name, a.description, a.type, body, rel=a.path, overwrite=bool(a.force))
-    applies_when.stamp(store, memory.path)  # the situations it governs (rules; see docs/recall.md)
+    situations = applies_when.initial(a.type, a.name, a.description, body)  # docs/recall.md
+    memory = ctx.store().create(
+        a.name, a.description, a.type, body, rel=a.path, overwrite=bool(a.force), extra=situations
+    )
     ctx.out.data({"path": memory.path, "name": memory.name}, f"saved {memory.path}")
     return 0
 

@@ -122,19 +122,17 @@ class RuleExtractor:
             def replace(memory: Memory) -> Memory:
                 memory.description = _one_line(candidate.statement)
                 memory.body = body
-                return memory
+                return applies_when.with_applies_when(memory)
 
             known[rel] = _known(rel, self.store.update(rel, replace))
-            applies_when.stamp(self.store, rel)
             return self.store.root / rel
         name = _title(candidate.statement)
         slug = slugify(name).removeprefix(f"{candidate.type.value}_")  # no "user_user_is_..."
         rel = self._free_name(f"{candidate.type.value}_{slug[:48].rstrip('_')}")
-        memory = self.store.create(
-            name, _one_line(candidate.statement), candidate.type, body, rel=rel
-        )
+        statement = _one_line(candidate.statement)
+        situations = applies_when.initial(candidate.type.value, name, statement, body)
+        memory = self.store.create(name, statement, candidate.type, body, rel=rel, extra=situations)
         known[rel] = _known(rel, memory)
-        applies_when.stamp(self.store, rel)
         return self.store.root / rel
 
     def _free_name(self, stem: str) -> str:
