@@ -83,10 +83,41 @@ def hook_input(project: Path, prompt: str) -> str:
     )
 
 
+def write_transcript(path: Path, turns: int = 300) -> None:
+    """A session's transcript (~150 KB): the hook reads its tail for recall context (#20)."""
+    lines = []
+    for i in range(turns):
+        lines.append(
+            {
+                "type": "user",
+                "message": {
+                    "role": "user",
+                    "content": f"step {i}: "
+                    + "please look at the module and fix the failing check " * 3,
+                },
+            }
+        )
+        use = {
+            "type": "tool_use",
+            "id": f"t{i}",
+            "name": "Read",
+            "input": {"file_path": f"src/pkg/module_{i}.py"},
+        }
+        text = {
+            "type": "text",
+            "text": "I read the module; the check fails because " + "the value is stale " * 5,
+        }
+        lines.append(
+            {"type": "assistant", "message": {"role": "assistant", "content": [text, use]}}
+        )
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+
 def measure(n: int, runs: int, warm_runs: int, workdir: Path) -> list[dict[str, Any]]:
     home, project, memory = workdir / "home", workdir / "project", workdir / "memory"
     for d in (home, project / ".git"):
         d.mkdir(parents=True, exist_ok=True)
+    write_transcript(project / "t.jsonl")
     listing = workdir / "descriptions.json"
     if listing.exists():  # --keep: the memories and their search index are reused
         descriptions = json.loads(listing.read_text())

@@ -21,9 +21,10 @@ from __future__ import annotations
 import builtins
 import datetime as dt
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import Any
 
 from memdir import frontmatter, index
 from memdir.atomic import (
@@ -209,8 +210,10 @@ class MemoryStore:
         *,
         rel: str | None = None,
         overwrite: bool = False,
+        extra: Mapping[str, Any] | None = None,
     ) -> Memory:
-        """Create a new memory file (``<slug of name>.md`` unless ``rel`` is given)."""
+        """Create a new memory file (``<slug of name>.md`` unless ``rel`` is given); ``extra``:
+        more frontmatter keys (``applies_when``), written in the same single write."""
         if not name.strip():
             raise FrontmatterError("a memory needs a non-empty name")
         target = self.rel(rel) if rel else slugify(name) + ".md"
@@ -226,6 +229,7 @@ class MemoryStore:
             body=body if body.endswith("\n") or not body else body + "\n",
             created=stamp,
             updated=stamp,
+            extra=dict(extra or {}),
         )
         with self.lock():
             if not overwrite and self.path_of(target).exists():

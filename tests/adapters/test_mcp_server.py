@@ -543,3 +543,25 @@ async def test_lone_surrogates_and_control_files_are_tool_errors(
         assert "unsafe path" in await fail(client, "memory_delete", path=".memdir.lock")
         assert "unsafe path" in await fail(client, "memory_read", path="bad\udcff.md")
     assert not (store.root / "n.md").exists()
+
+
+async def test_save_writes_applies_when_and_overwrite_keeps_a_persons_list(
+    server: MCPServer, store: MemoryStore
+) -> None:
+    async with Client(server) as client:
+        await seed(client)
+        assert any("tests" in s for s in store.read("tests.md").extra["applies_when"])
+        memory = store.read("tests.md")
+        memory.extra["applies_when"] = ["when writing integration tests"]
+        store.save(memory)
+        await call(
+            client,
+            "memory_save",
+            name="Tests",
+            description="prefer real services in tests",
+            type="feedback",
+            body="Use a real database and a real queue.",
+            path="tests.md",
+            overwrite=True,
+        )
+        assert store.read("tests.md").extra["applies_when"] == ["when writing integration tests"]

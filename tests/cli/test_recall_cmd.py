@@ -69,3 +69,34 @@ def test_explain_leaves_out_retired_memories_as_recall_does(tmp_path: Path) -> N
     assert code == 0, err
     paths = [row["path"] for row in json.loads(out)]
     assert "deploy_day.md" not in paths and "staging.md" in paths
+
+
+def test_reindex_backfills_applies_when_by_rules_then_by_a_model(tmp_path: Path) -> None:
+    _run(
+        tmp_path,
+        "--dir",
+        "mem",
+        "add",
+        "Use pnpm",
+        "-d",
+        "Docs use pnpm",
+        "-t",
+        "feedback",
+        "-b",
+        "pnpm add",
+    )
+    path = tmp_path / "mem" / "use_pnpm.md"
+    path.write_text(path.read_text().replace("applies_when", "old_field"))  # an old memory
+    code, out, _ = _run(tmp_path, "--dir", "mem", "reindex")
+    assert code == 0 and json.loads(out)["applies_when_written"] == 1
+    assert "applies_when:" in path.read_text()
+    code, _out, err = _run(tmp_path, "--dir", "mem", "reindex", "--applies-when", "model")
+    assert code == 2 and "needs a model" in err
+    replies = tmp_path / "replies.json"
+    replies.write_text(json.dumps({"repeat": {"json": {"applies_when": ["adding a package"]}}}))
+    out_io, err_io = io.StringIO(), io.StringIO()
+    env = {"HOME": str(tmp_path / "h"), "MEMDIR_MODEL": f"scripted:{replies}"}
+    argv = ["--dir", "mem", "reindex", "--applies-when", "model"]
+    assert main(argv, env=env, cwd=tmp_path, stdout=out_io, stderr=err_io) == 0, err_io.getvalue()
+    assert json.loads(out_io.getvalue())["applies_when_written"] == 1
+    assert "- adding a package" in path.read_text()

@@ -84,3 +84,55 @@ def test_cjk_questions_need_words_with_an_english_model() -> None:
     assert rule.drop_reason(doc(0.30, 0.05)) is not None
     assert not isinstance(rule_for("use-multilingual-v3", cjk_query=True), WordsRequired)
     assert rule_for("all-MiniLM-L6-v2-int8") is DEFAULT_RULE
+
+
+def typed(semantic: float, mtype: str, words: tuple[str, ...]) -> ScoredDoc:
+    return ScoredDoc(
+        "m.md", 1.0, 0.0, semantic, "m", "", 0.0, mtype, words, ("a situation",) * bool(words)
+    )
+
+
+@pytest.mark.parametrize(
+    ("semantic", "mtype", "words", "kept"),
+    [
+        (0.22, "feedback", ("depend",), True),  # broad type: its prior is low
+        (0.22, "project", ("depend",), False),  # narrow type needs more topical evidence
+        (0.27, "project", ("depend",), True),
+        (0.05, "reference", ("instal", "librari"), True),  # two situation words
+        (-0.05, "feedback", ("instal", "librari"), False),
+        (0.30, "feedback", (), False),  # no situation matched: the rule before #20
+    ],
+)
+def test_applies_when_evidence_and_type_priors(
+    semantic: float, mtype: str, words: tuple[str, ...], kept: bool
+) -> None:
+    doc = typed(semantic, mtype, words)
+    reason = DEFAULT_RULE.drop_reason(doc)
+    assert (reason is None) is kept
+    if kept:
+        assert "applies when" in DEFAULT_RULE.keep_reason(doc)  # type: ignore[operator]
+    assert EvidenceRule(typed_prior=None).drop_reason(doc) is not None  # before #20: dropped
+
+
+def test_no_shared_word_request_surfaces_with_explain(tmp_path: Path) -> None:
+    """The issue's "done when": install the charting library → the pnpm memory, and why."""
+    store = MemoryStore(tmp_path / "mem")
+    store.create(
+        "Frontend package manager",
+        "This repo uses pnpm; npm and yarn break the lockfile",
+        "feedback",
+        "Why: mixed lockfiles broke CI twice.",
+    )
+    store.create("Lunch", "The team eats together at noon on Fridays", "project", "")
+    selector = LocalSelector(store.root, tmp_path / "cache", embedder=MiniLMEmbedder())
+    picked = selector.select_sync("install the charting library", None)
+    assert [s.filename for s in picked] == ["frontend_package_manager.md"]
+    assert "applies when" in picked[0].reason
+    before = LocalSelector(
+        store.root, tmp_path / "c0", embedder=MiniLMEmbedder(), applies_when=False
+    )
+    before.relevance = EvidenceRule(typed_prior=None)
+    assert before.select_sync("install the charting library", None) == []
+    explained = selector.explain("install the charting library")
+    assert explained[0].selected
+    assert "applies when" in explained[0].reason and "similarity" in explained[0].reason

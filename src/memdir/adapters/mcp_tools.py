@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memdir import frontmatter
+from memdir import applies_when, frontmatter
 from memdir.age import freshness_note, memory_age
 from memdir.errors import FrontmatterError, MemdirError, ToolDenied
 from memdir.index import ENTRYPOINT_NAME, load_for_prompt, read_entrypoint
@@ -188,10 +188,17 @@ class MemoryTools:
                     memory.name, memory.type = name.strip(), mtype.value
                     memory.description = " ".join(description.split())
                     memory.body = body if body.endswith("\n") or not body else body + "\n"
-                    return {"path": self.store.save(memory).path, "created": False}
+                    saved = self.store.save(applies_when.with_applies_when(memory))
+                    return {"path": saved.path, "created": False}
             existed = self.store.exists(target)
             created = self.store.create(
-                name, description, mtype, body, rel=target, overwrite=overwrite
+                name,
+                description,
+                mtype,
+                body,
+                rel=target,
+                overwrite=overwrite,
+                extra=applies_when.initial(mtype.value, name, description, body),
             )
         return {"path": created.path, "created": not existed}
 

@@ -130,6 +130,7 @@ def recall(
     exclude: list[str],
     limit: int = 5,
     timeout: float = DEFAULT_TIMEOUT,
+    context: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """The attachments the daemon recalls for ``query`` (dicts, see ``Injected.from_json``)."""
     answer = request(
@@ -142,6 +143,7 @@ def recall(
             "query": query,
             "exclude": exclude,
             "limit": limit,
+            "context": context or {},
         },
         timeout=timeout,
     )

@@ -43,6 +43,7 @@ from memdir.adapters.recall_client import (
 )
 from memdir.atomic import FileLock
 from memdir.errors import LockHeldError
+from memdir.prompt_context import RecallContext
 from memdir.recall.warm import MAX_ENGINES, WarmRecall
 
 log = logging.getLogger(__name__)
@@ -78,9 +79,15 @@ class RecallDaemon:
         return None if self.in_flight else self.last_request
 
     def recall(
-        self, memory_dir: str, cache_dir: str, query: str, exclude: Sequence[str], limit: int
+        self,
+        memory_dir: str,
+        cache_dir: str,
+        query: str,
+        exclude: Sequence[str],
+        limit: int,
+        context: RecallContext | None = None,
     ) -> list[dict[str, Any]]:
-        return self.warm.recall(memory_dir, cache_dir, query, exclude, limit)
+        return self.warm.recall(memory_dir, cache_dir, query, exclude, limit, context)
 
     def handle(self, body: Any) -> dict[str, Any]:
         with self.counter:
@@ -120,7 +127,10 @@ class RecallDaemon:
             if not isinstance(query, str) or not isinstance(exclude, list):
                 return {"ok": False, "error": "query must be a string, exclude a list"}
             started = time.perf_counter()
-            found = self.recall(memory_dir, cache_dir, query, [str(p) for p in exclude], int(limit))
+            context = RecallContext.from_json(body.get("context"))
+            found = self.recall(
+                memory_dir, cache_dir, query, [str(p) for p in exclude], int(limit), context
+            )
             elapsed = round((time.perf_counter() - started) * 1000, 2)
             return {**base, "attachments": found if op == "recall" else [], "ms": elapsed}
         return {"ok": False, "error": f"unknown op {op!r}"}

@@ -7,7 +7,7 @@ import sys
 import time
 from typing import Any
 
-from memdir import frontmatter
+from memdir import applies_when, frontmatter
 from memdir.age import memory_age
 from memdir.cli.context import CliContext
 from memdir.cli.output import table
@@ -172,8 +172,9 @@ def cmd_add(ctx: CliContext) -> int:
         body = sys.stdin.read()
     else:
         raise ConfigError("give the body with --body, --body-file or on stdin")
+    situations = applies_when.initial(a.type, a.name, a.description, body)  # docs/recall.md
     memory = ctx.store().create(
-        a.name, a.description, a.type, body, rel=a.path, overwrite=bool(a.force)
+        a.name, a.description, a.type, body, rel=a.path, overwrite=bool(a.force), extra=situations
     )
     ctx.out.data({"path": memory.path, "name": memory.name}, f"saved {memory.path}")
     return 0

@@ -7,8 +7,11 @@ import asyncio
 import time
 from typing import Any, TextIO
 
+from memdir import applies_when
 from memdir.cli.context import CliContext
 from memdir.cli.output import table
+from memdir.errors import ConfigError
+from memdir.recall.applies_model import write_with_model
 from memdir.recall.explain import explain
 from memdir.recall.factory import SELECTOR_KINDS, build_recall, local_selector
 from memdir.recall.session import RecallSession
@@ -30,6 +33,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(handler=cmd_recall)
     r = sub.add_parser("reindex", help="build or refresh the recall search index now")
     r.add_argument("--embedder", choices=("auto", "minilm", "multilingual"), default="auto")
+    r.add_argument(
+        "--applies-when",
+        choices=("rules", "model", "off"),
+        default="rules",
+        help="write applies_when into memories without one: by rules (default), by the "
+        "configured model (memdir.model), or not at all",
+    )
     r.set_defaults(handler=cmd_reindex)
 
 
@@ -65,7 +75,24 @@ def _attach_progress(ctx: CliContext, selector: Any) -> ProgressBar | None:
     return bar
 
 
+def _write_applies_when(ctx: CliContext) -> dict[str, Any]:
+    mode = ctx.args.applies_when
+    if mode == "off":
+        return {}
+    store = ctx.store()
+    if mode == "rules":
+        written, problems = applies_when.backfill(store)
+        return {"applies_when_written": len(written), "applies_when_problems": problems}
+    provider = _provider(ctx)
+    if provider is None:
+        raise ConfigError("--applies-when model needs a model: set MEMDIR_MODEL (memdir.model)")
+    rels = [h.filename for h in store.list()]
+    report = asyncio.run(write_with_model(store, provider, rels))
+    return {"applies_when_written": len(report.written), "applies_when_skipped": report.skipped}
+
+
 def cmd_reindex(ctx: CliContext) -> int:
+    applies = _write_applies_when(ctx)
     selector = local_selector(ctx.memory_dir, ctx.paths.cache_dir, embedder=ctx.args.embedder)
     bar = _attach_progress(ctx, selector)
     try:
@@ -82,6 +109,7 @@ def cmd_reindex(ctx: CliContext) -> int:
         "rebuilt": report.rebuilt,
         "seconds": round(report.seconds, 2),
         "problems": report.problems,
+        **applies,
     }
     ctx.out.data(payload)
     return 0

@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from memdir import applies_when
 from memdir.errors import MemdirError, SecretFoundError
 from memdir.extract.base import ExtractionResult, unique_written
 from memdir.extract.rules import Candidate, candidates
@@ -137,16 +138,16 @@ class RuleExtractor:
             def replace(memory: Memory) -> Memory:
                 memory.description = _one_line(candidate.statement)
                 memory.body = body
-                return memory
+                return applies_when.with_applies_when(memory)
 
             known[rel] = _known(rel, self.store.update(rel, replace))
             return self.store.root / rel
         name = _title(candidate.statement)
         slug = slugify(name).removeprefix(f"{candidate.type.value}_")  # no "user_user_is_..."
         rel = self._free_name(f"{candidate.type.value}_{slug[:48].rstrip('_')}")
-        memory = self.store.create(
-            name, _one_line(candidate.statement), candidate.type, body, rel=rel
-        )
+        statement = _one_line(candidate.statement)
+        situations = applies_when.initial(candidate.type.value, name, statement, body)
+        memory = self.store.create(name, statement, candidate.type, body, rel=rel, extra=situations)
         known[rel] = _known(rel, memory)
         return self.store.root / rel
 

@@ -29,6 +29,8 @@ import numpy as np
 import numpy.typing as npt
 
 from memdir.model import MemoryHeader
+from memdir.prompt_context import CONTEXT_WEIGHT, RecallContext
+from memdir.recall.applies_match import AppliesMatcher
 from memdir.recall.base import MAX_SELECTED, Selection
 from memdir.recall.embed import Embedder, MiniLMEmbedder
 from memdir.recall.fusion import FusionConfig
@@ -38,6 +40,7 @@ from memdir.recall.relevance import (
     KeepAll,
     RelevanceRule,
     ScoredDoc,
+    keep_reason,
     rule_for,
 )
 from memdir.recall.script import contains_cjk
@@ -80,8 +83,15 @@ class LocalSelector:
         min_similarity: float | Literal["default"] | None = "default",
         relevance: RelevanceRule | None = None,
         refresh_interval: float = REFRESH_INTERVAL,
+        applies_when: bool = True,
     ) -> None:
-        self.index = SearchIndex(memory_dir, cache_dir, embedder or MiniLMEmbedder(), analyzer)
+        self.index = SearchIndex(
+            memory_dir,
+            cache_dir,
+            embedder or MiniLMEmbedder(),
+            analyzer,
+            applies_when=applies_when,
+        )
         self.memory_dir = memory_dir
         self.fusion = fusion or FusionConfig()
         # The default rule adapts to each query's script; a rule the caller chose is used as is.
@@ -98,6 +108,7 @@ class LocalSelector:
         self._lock = threading.RLock()
         self._refreshed = False
         self._unindexable: set[tuple[str, float]] = set()
+        self._applies = AppliesMatcher()
 
     # -- index upkeep --------------------------------------------------------------------------
     def refresh(self) -> RefreshReport:
@@ -136,7 +147,7 @@ class LocalSelector:
 
     # -- scoring -------------------------------------------------------------------------------
     def _scores(
-        self, query: str, rows: npt.NDArray[np.int64] | None
+        self, query: str, rows: npt.NDArray[np.int64] | None, context: RecallContext | None = None
     ) -> tuple[
         npt.NDArray[np.int64],
         npt.NDArray[np.float32],
@@ -144,7 +155,11 @@ class LocalSelector:
         npt.NDArray[np.float32],
         float,
     ]:
-        """(rows, lexical, semantic, fused, query weight) over ``rows`` (all when None)."""
+        """(rows, lexical, semantic, fused, query weight) over ``rows`` (all when None).
+
+        ``lexical`` is the prompt's alone (coverage is a share of the prompt); the context's
+        words add to the fused order at ``CONTEXT_WEIGHT`` (see memdir.prompt_context).
+        """
         index = self.index
         if rows is None:
             rows = index.live_rows()
@@ -155,7 +170,12 @@ class LocalSelector:
         lexical = index.lexical.scores_for_terms(terms)[rows]
         query_vector = index.embedder.embed([query])[0]
         semantic = index.semantic_scores(query_vector)[rows]
-        fused = self.fusion.fuse(lexical, semantic)
+        ranked = lexical
+        if context is not None and not context.empty:
+            extra = sorted(set(index.analyzer.terms(context.text())) - set(terms))
+            if extra:
+                ranked = lexical + CONTEXT_WEIGHT * index.lexical.scores_for_terms(extra)[rows]
+        fused = self.fusion.fuse(ranked, semantic)
         return rows, lexical, semantic, fused, index.lexical.query_weight(terms)
 
     def rank(
@@ -165,6 +185,7 @@ class LocalSelector:
         *,
         headers: Sequence[MemoryHeader] | None = None,
         exclude: AbstractSet[str] = frozenset(),
+        context: RecallContext | None = None,
     ) -> list[ScoredDoc]:
         """The top ``k`` memories for ``query`` by fused score (no relevance gate).
 
@@ -176,21 +197,31 @@ class LocalSelector:
                 gone = [r for rel in exclude if (r := self.index.row_of(rel)) is not None]
                 if gone:
                     rows = np.setdiff1d(self.index.live_rows(), np.array(gone, dtype=np.int64))
-            rows, lexical, semantic, fused, weight = self._scores(query, rows)
+            rows, lexical, semantic, fused, weight = self._scores(query, rows, context)
             order = _top_k(fused, k)
             docs = self.index.docs
-            return [
-                ScoredDoc(
-                    filename=docs[rows[i]].rel,
-                    score=float(fused[i]),
-                    lexical=float(lexical[i]),
-                    semantic=float(semantic[i]),
-                    name=docs[rows[i]].name,
-                    description=docs[rows[i]].description,
-                    coverage=float(lexical[i]) / weight if weight > 0 else 0.0,
+            query_terms = self._applies.query_terms(query)
+            if context is not None and context.activity():
+                query_terms |= self._applies.query_terms(context.activity())
+            out = []
+            for i in order:
+                doc = docs[rows[i]]
+                applies = self._applies.match(query_terms, doc.applies_when)
+                out.append(
+                    ScoredDoc(
+                        filename=doc.rel,
+                        score=float(fused[i]),
+                        lexical=float(lexical[i]),
+                        semantic=float(semantic[i]),
+                        name=doc.name,
+                        description=doc.description,
+                        coverage=float(lexical[i]) / weight if weight > 0 else 0.0,
+                        type=doc.type,
+                        applies_words=applies.words,
+                        applies_situations=applies.situations,
+                    )
                 )
-                for i in order
-            ]
+            return out
 
     # -- selection -----------------------------------------------------------------------------
     def explain(
@@ -221,7 +252,7 @@ class LocalSelector:
                     fused=doc.score,
                     rank=position,
                     selected=selected,
-                    reason=reason or "relevant",
+                    reason=reason or keep_reason(rule, doc),
                 )
             )
         return out
@@ -250,10 +281,11 @@ class LocalSelector:
         *,
         recent_tools: Sequence[str] = (),
         limit: int = MAX_SELECTED,
+        context: RecallContext | None = None,
     ) -> list[Selection]:
         """The selection over every indexed memory not in ``exclude`` (no headers needed)."""
         return self.select_sync(
-            query, None, recent_tools=recent_tools, limit=limit, exclude=exclude
+            query, None, recent_tools=recent_tools, limit=limit, exclude=exclude, context=context
         )
 
     def select_sync(
@@ -264,17 +296,18 @@ class LocalSelector:
         recent_tools: Sequence[str] = (),
         limit: int = MAX_SELECTED,
         exclude: AbstractSet[str] = frozenset(),
+        context: RecallContext | None = None,
     ) -> list[Selection]:
-        """The selection, computed in the calling thread."""
+        """The selection, computed in the calling thread (``context``: memdir.prompt_context)."""
         if limit <= 0 or not query.strip():
             return []
         # Look a little past the limit so gated or demoted entries can be replaced.
-        ranked = self.rank(query, k=limit * 4, headers=headers, exclude=exclude)
+        ranked = self.rank(query, k=limit * 4, headers=headers, exclude=exclude, context=context)
         out: list[Selection] = []
         rule = self.rule_for_query(query)
         for doc in ranked:
             if self.drop_reason(doc, recent_tools, rule) is None:
-                reason = f"similarity {doc.semantic:.2f}, lexical coverage {doc.coverage:.2f}"
+                reason = keep_reason(rule, doc)
                 out.append(Selection(doc.filename, score=doc.score, reason=reason))
                 if len(out) >= limit:
                     break

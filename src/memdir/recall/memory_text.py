@@ -1,4 +1,9 @@
-"""The text recall searches in a memory file: name, description and body, and its passages.
+"""The text recall searches in a memory file: name, description, body and ``applies_when``.
+
+``applies_when`` (see :mod:`memdir.applies_when`) is read from the frontmatter and indexed with
+the text. A memory without one gets the offline rules' situations as evidence for the relevance
+rule only, so recall knows when every memory applies even before ``memdir reindex`` writes the
+field, while the ranking of a dir nobody reindexed stays what it was.
 
 Bounded: recall reads at most :data:`RECALL_READ_BYTES` of a memory (the scan reads 30 lines, a
 surfaced memory is capped at 4 KB), so one huge file cannot stall an index build or the prompt
@@ -12,6 +17,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from memdir import applies_when
 from memdir.atomic import content_hash
 from memdir.errors import FrontmatterError
 from memdir.frontmatter import parse
@@ -29,6 +35,11 @@ class MemoryText:
     name: str
     description: str
     body: str
+    type: str = ""
+    applies_when: tuple[str, ...] = ()
+    # Only a stored list joins the BM25 text; the rules' list for a memory without the field is
+    # evidence for the relevance rule alone (a dir's ranking changes when its files do).
+    applies_stored: bool = False
 
     def passages(self, words: int = PASSAGE_WORDS) -> list[str]:
         """Embedding inputs: the title and description, with each ``words``-word body slice.
@@ -47,14 +58,19 @@ class MemoryText:
         ]
 
     def for_lexical(self) -> str:
-        return f"{self.name}\n{self.description}\n{self.body}"
+        if not self.applies_stored:
+            return f"{self.name}\n{self.description}\n{self.body}"
+        return "\n".join([self.name, self.description, self.body, *self.applies_when])
 
 
 def read_memory_text(
-    path: Path, rel: str, *, real_root: Path | None = None
+    path: Path, rel: str, *, real_root: Path | None = None, applies: bool = True
 ) -> tuple[MemoryText, str, int]:
     """(text parts, hash of what was read, file size) of a memory's first ``RECALL_READ_BYTES``;
     bad frontmatter is searched as body.
+
+    ``applies=False`` leaves ``applies_when`` out (recall as it was before issue #20, for
+    comparison).
 
     With ``real_root`` (a realpath) a file that resolves outside it raises UnsafePathError
     instead of being read: the same check every other reader of memory files makes. The hash
@@ -70,13 +86,19 @@ def read_memory_text(
         meta, body = parsed.meta, parsed.body
     except FrontmatterError:
         meta, body = {}, text
-    name = meta.get("name")
-    description = meta.get("description")
+    name = str(meta["name"]) if meta.get("name") is not None else Path(rel).stem
+    description = str(meta["description"]) if meta.get("description") is not None else ""
+    mtype = str(meta["type"]) if meta.get("type") is not None else ""
+    stored = applies_when.normalise(meta.get(applies_when.FIELD)) if applies else []
+    situations = stored or (applies_when.derive(mtype, name, description, body) if applies else [])
     return (
         MemoryText(
-            name=str(name) if name is not None else Path(rel).stem,
-            description=str(description) if description is not None else "",
+            name=name,
+            description=description,
             body=body,
+            type=mtype,
+            applies_when=tuple(situations),
+            applies_stored=bool(stored),
         ),
         content_hash(raw),
         size,

@@ -11,6 +11,13 @@ the best 150-word passage of a long memory clears it for nearly any question. Th
   at least ``coverage`` (0.15) — the memory's BM25 score divided by the most any memory could
   score for the query, so a question whose rare words (names, tickets, tools) the memory dir never
   uses cannot pass on a chance word.
+- **when it applies** (issue #20): the request uses a word of one of the memory's ``applies_when``
+  situations (:mod:`memdir.recall.applies_match`) and the cosine reaches the *prior* of the
+  memory's type: ``user`` and ``feedback`` memories apply across the tasks of their domain
+  (``typed_prior``, 0.20); ``project`` and ``reference`` memories need more topical evidence
+  (``narrow_prior``, 0.25). Two or more situation words are evidence at any positive cosine
+  (``pair_prior``, 0.0). This is what lets "bring a date-picker dependency into the admin UI"
+  surface "the admin UI uses yarn" although the two share no content word.
 
 The operating point was chosen on memdir's evaluation set (a coding assistant's memory dir with
 task-style and unanswerable requests) together with LoCoMo's other-conversation probe; the
@@ -35,6 +42,9 @@ class ScoredDoc:
     name: str
     description: str
     coverage: float = 0.0  # lexical / the query's maximum BM25: share of the query matched
+    type: str = ""  # the memory's type (user, feedback, project, reference) or ""
+    applies_words: tuple[str, ...] = ()  # request terms found in its applies_when situations
+    applies_situations: tuple[str, ...] = ()  # those situations
 
 
 class RelevanceRule(Protocol):
@@ -62,32 +72,80 @@ class CosineFloor:
         return f"similarity {doc.semantic:.2f} under the floor {self.floor:.2f}"
 
 
+# Types whose memories apply across the tasks of their domain (the prior of issue #20).
+BROAD_TYPES = frozenset({"user", "feedback"})
+
+
 @dataclass(frozen=True, slots=True)
 class EvidenceRule:
-    """Keep on strong meaning, or on weaker meaning backed by the query's words (see module)."""
+    """Keep on strong meaning, on weaker meaning backed by the query's words, or when the memory's
+    ``applies_when`` matches and its type's prior is met (see module)."""
 
     strong: float = 0.40
     weak: float = 0.15
     coverage: float = 0.15
+    typed_prior: float | None = 0.20  # None: applies_when is not evidence (the rule before #20)
+    narrow_prior: float = 0.25
+    pair_prior: float = 0.0
 
     @property
     def label(self) -> str:
-        return (
+        base = (
             f"cosine ≥ {self.strong:.2f}, or cosine ≥ {self.weak:.2f} "
             f"with lexical coverage ≥ {self.coverage:.2f}"
         )
+        if self.typed_prior is None:
+            return base
+        return (
+            f"{base}, or an applies_when word with cosine ≥ {self.typed_prior:.2f} "
+            f"(user, feedback) / {self.narrow_prior:.2f} (project, reference), "
+            f"or two applies_when words with cosine ≥ {self.pair_prior:.2f}"
+        )
+
+    def prior(self, doc: ScoredDoc) -> float:
+        """The cosine an applies_when match needs for this memory's type and match."""
+        if len(doc.applies_words) >= 2:
+            return self.pair_prior
+        if self.typed_prior is not None and doc.type in BROAD_TYPES:
+            return self.typed_prior
+        return self.narrow_prior
 
     def drop_reason(self, doc: ScoredDoc) -> str | None:
-        if doc.semantic >= self.strong:
+        if self.keep_reason(doc) is not None:
             return None
-        if doc.semantic >= self.weak and doc.coverage >= self.coverage:
-            return None
-        if doc.semantic < self.weak:
+        if doc.semantic < self.weak and not (doc.applies_words and self.typed_prior is not None):
             return f"similarity {doc.semantic:.2f} under {self.weak:.2f}"
+        if doc.applies_words and self.typed_prior is not None:
+            return (
+                f"applies_when matched ({', '.join(doc.applies_words)}) but similarity "
+                f"{doc.semantic:.2f} is under the {doc.type or 'untyped'} prior "
+                f"{self.prior(doc):.2f}"
+            )
         return (
             f"similarity {doc.semantic:.2f} under {self.strong:.2f} and lexical coverage "
             f"{doc.coverage:.2f} under {self.coverage:.2f}"
+            + ("" if self.typed_prior is None else "; no applies_when situation matched")
         )
+
+    def keep_reason(self, doc: ScoredDoc) -> str | None:
+        """Which evidence keeps ``doc`` (None when none does)."""
+        if doc.semantic >= self.strong:
+            return f"similarity {doc.semantic:.2f} ≥ {self.strong:.2f}"
+        if doc.semantic >= self.weak and doc.coverage >= self.coverage:
+            return f"similarity {doc.semantic:.2f} with lexical coverage {doc.coverage:.2f}"
+        if self.typed_prior is not None and doc.applies_words and doc.semantic >= self.prior(doc):
+            if len(doc.applies_words) >= 2:
+                prior = "two applies_when words"
+            elif doc.type in BROAD_TYPES:
+                prior = f"{doc.type} memories apply across tasks"
+            else:
+                prior = f"{doc.type or 'untyped'} memories need topical evidence"
+            return (
+                f"applies when {doc.applies_situations[0]!r} (words: "
+                f"{', '.join(doc.applies_words)}); {prior}: similarity {doc.semantic:.2f} ≥ "
+                f"{self.prior(doc):.2f}"
+            )
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,7 +209,15 @@ def rule_for(embedder_name: str, *, cjk_query: bool = False) -> RelevanceRule:
     return rule
 
 
+def keep_reason(rule: RelevanceRule, doc: ScoredDoc) -> str:
+    """Why ``rule`` keeps ``doc``, for ``--explain`` (rules without reasons say "relevant")."""
+    explain = getattr(rule, "keep_reason", None)
+    found = explain(doc) if explain is not None else None
+    return found if isinstance(found, str) else "relevant"
+
+
 __all__ = [
+    "BROAD_TYPES",
     "DEFAULT_RULE",
     "CosineFloor",
     "EvidenceRule",
@@ -159,5 +225,6 @@ __all__ = [
     "RelevanceRule",
     "ScoredDoc",
     "WordsRequired",
+    "keep_reason",
     "rule_for",
 ]

@@ -45,7 +45,7 @@ from memdir.recall.memory_text import PASSAGE_WORDS, MemoryText, read_memory_tex
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 5  # 4: memory type and applies_when per row; 5: only stored ones in BM25
 SAVE_LOCK_TIMEOUT = 10.0
 EMBED_CHUNK = 256  # passages per embed call: the unit of progress reporting
 _GENERATION_FILES = ("vectors", "lexical", "terms", "overlay")
@@ -65,6 +65,8 @@ class IndexedDoc:
     name: str
     description: str
     passages: int = 1  # embedding rows this memory owns (long bodies are sliced)
+    type: str = ""
+    applies_when: tuple[str, ...] = ()
 
     def to_json(self) -> list[Any]:
         return [
@@ -75,13 +77,23 @@ class IndexedDoc:
             self.name,
             self.description,
             self.passages,
+            self.type,
+            list(self.applies_when),
         ]
 
     @classmethod
     def from_json(cls, row: list[Any]) -> IndexedDoc:
-        rel, mtime, size, sha, name, description, passages = row
+        rel, mtime, size, sha, name, description, passages, mtype, situations = row
         return cls(
-            str(rel), float(mtime), int(size), str(sha), str(name), str(description), int(passages)
+            str(rel),
+            float(mtime),
+            int(size),
+            str(sha),
+            str(name),
+            str(description),
+            int(passages),
+            str(mtype),
+            tuple(str(s) for s in situations),
         )
 
 
@@ -122,8 +134,10 @@ class SearchIndex:
         analyzer: TermAnalyzer | None = None,
         *,
         dir_state: DirState | None = None,
+        applies_when: bool = True,
     ) -> None:
         self.memory_dir = memory_dir
+        self.applies_when = applies_when  # index applies_when situations (see memory_text)
         self._real_root = Path(os.path.realpath(memory_dir))
         self.cache_dir = cache_dir / "search" / _safe(embedder.name)
         self.embedder = embedder
@@ -241,7 +255,7 @@ class SearchIndex:
             st = self.dir_state.files[rel]
             try:
                 text, sha, size = read_memory_text(
-                    self.memory_dir / rel, rel, real_root=self._real_root
+                    self.memory_dir / rel, rel, real_root=self._real_root, applies=self.applies_when
                 )
             except UnsafePathError as exc:  # swapped for a link out of the dir since listed
                 report.problems.append(f"{rel}: {exc}")
@@ -255,7 +269,9 @@ class SearchIndex:
                 touched = True  # touched, not changed: keep its vectors and terms
                 continue
             (report.changed if row is not None else report.added).append(rel)
-            doc = IndexedDoc(rel, st[2], size, sha, text.name, text.description)
+            doc = IndexedDoc(
+                rel, st[2], size, sha, text.name, text.description, 1, text.type, text.applies_when
+            )
             passages = text.passages()
             doc.passages = len(passages)
             terms = " ".join(self.analyzer.terms(text.for_lexical()))
@@ -354,7 +370,9 @@ class SearchIndex:
                 if self._terms[row] is None:  # no saved terms: analyse the file again
                     try:
                         path = self.memory_dir / self.docs[row].rel
-                        text = read_memory_text(path, "", real_root=self._real_root)[0]
+                        text = read_memory_text(
+                            path, "", real_root=self._real_root, applies=self.applies_when
+                        )[0]
                         self._terms[row] = " ".join(self.analyzer.terms(text.for_lexical()))
                     except (OSError, UnsafePathError):
                         self._terms[row] = ""
@@ -393,6 +411,7 @@ class SearchIndex:
             "analyzer": self.analyzer.to_json(),
             "bm25": [K1, B],
             "passage_words": PASSAGE_WORDS,
+            "applies_when": self.applies_when,
             "memory_dir": str(self.memory_dir),
         }
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import os
 import threading
 from collections import OrderedDict
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from memdir.errors import MissingExtraError
+from memdir.prompt_context import RecallContext
 from memdir.recall.base import MAX_SELECTED
 from memdir.recall.engine import MemoryRecall, should_recall
 from memdir.recall.session import RecallSession
@@ -47,11 +49,16 @@ def build_engine(memory_dir: Path, cache_dir: Path) -> MemoryRecall:
 
 
 def recall_attachments(
-    engine: MemoryRecall, query: str, exclude: Sequence[str], limit: int
+    engine: MemoryRecall,
+    query: str,
+    exclude: Sequence[str],
+    limit: int,
+    *,
+    context: RecallContext | None = None,
 ) -> list[dict[str, Any]]:
     """What recall surfaces for ``query``, skipping ``exclude`` paths, as JSON-ready dicts."""
     if hasattr(engine.selector, "select_sync") and engine.manifest_cap is None:
-        found = _local_recall(engine, query, exclude, limit)
+        found = _local_recall(engine, query, exclude, limit, context)
     else:
         session = RecallSession(surfaced={str(Path(p).resolve()) for p in exclude})
         found = asyncio.run(engine.recall(query, session, limit=limit))
@@ -68,7 +75,11 @@ def recall_attachments(
 
 
 def _local_recall(
-    engine: MemoryRecall, query: str, exclude: Sequence[str], limit: int
+    engine: MemoryRecall,
+    query: str,
+    exclude: Sequence[str],
+    limit: int,
+    context: RecallContext | None = None,
 ) -> list[Attachment]:
     """The offline selector over its own index, asked for enough extra picks to skip ``exclude``.
 
@@ -80,7 +91,8 @@ def _local_recall(
         return []
     excluded = {str(Path(p).resolve()) for p in exclude}
     selector = engine.selector
-    picks = selector.select_sync(query, None, limit=limit + len(excluded))  # type: ignore[attr-defined]
+    kwargs = {"context": context} if context is not None and _takes_context(selector) else {}
+    picks = selector.select_sync(query, None, limit=limit + len(excluded), **kwargs)  # type: ignore[attr-defined]
     out: list[Attachment] = []
     for pick in picks:
         path = engine.memory_dir / pick.filename
@@ -96,6 +108,11 @@ def _local_recall(
         if len(out) >= min(limit, MAX_SELECTED):
             break
     return out
+
+
+def _takes_context(selector: Any) -> bool:
+    """The local selector takes a context; the keyword fallback does not."""
+    return "context" in inspect.signature(selector.select_sync).parameters
 
 
 class Freshness:
@@ -182,14 +199,20 @@ class WarmRecall:
             return engine, self.locks[key]
 
     def recall(
-        self, memory_dir: str, cache_dir: str, query: str, exclude: Sequence[str], limit: int
+        self,
+        memory_dir: str,
+        cache_dir: str,
+        query: str,
+        exclude: Sequence[str],
+        limit: int,
+        context: RecallContext | None = None,
     ) -> list[dict[str, Any]]:
         """Recall with a warm engine: index checked before, refreshed in the background after."""
         engine, lock = self.engine(memory_dir, cache_dir)
         fresh = self.freshness[(memory_dir, cache_dir)]
         with lock:
             fresh.before_recall()
-            found = recall_attachments(engine, query, exclude, limit)
+            found = recall_attachments(engine, query, exclude, limit, context=context)
         fresh.after_recall(lock)
         return found
 

@@ -26,6 +26,7 @@ from memdir.adapters.claude_code.runner import (
     run_event,
 )
 from memdir.adapters.claude_code.state import Injected
+from memdir.prompt_context import RecallContext
 from memdir.recall.warm import WarmRecall
 
 
@@ -44,10 +45,13 @@ def serve_hook(body: dict[str, Any], warm: WarmRecall) -> dict[str, Any]:
         claude=bool(flags.get("claude")),
     )
 
-    def recaller(hc: HookContext, query: str, exclude: list[str]) -> tuple[list[Injected], str]:
+    def recaller(
+        hc: HookContext, query: str, exclude: list[str], context: RecallContext
+    ) -> tuple[list[Injected], str]:
         if hc.settings.recall_selector == "llm" and hc.settings.model:
             return recall_in_process(hc, query, exclude), "daemon (llm selector)"
-        found = warm.recall(str(hc.paths.memory_dir), str(hc.cache_dir), query, exclude, 5)
+        memory_dir, cache_dir = str(hc.paths.memory_dir), str(hc.cache_dir)
+        found = warm.recall(memory_dir, cache_dir, query, exclude, 5, context)
         return [Injected.from_json(d) for d in found], "daemon"
 
     def warm_up(hc: HookContext) -> None:

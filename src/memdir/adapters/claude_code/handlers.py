@@ -24,7 +24,8 @@ from memdir.adapters import recall_client
 from memdir.adapters.claude_code import hooklog
 from memdir.adapters.claude_code.hookio import MAX_CONTEXT_CHARS, HookInput, context_output
 from memdir.adapters.claude_code.state import Injected, SessionStore
-from memdir.errors import DaemonError
+from memdir.errors import DaemonError, HookInputError
+from memdir.prompt_context import RecallContext, from_transcript
 
 if TYPE_CHECKING:
     from memdir.config import Settings
@@ -37,7 +38,7 @@ PROMPT_LOG_CHARS = 300  # the hook log keeps the start of each prompt, not all o
 
 # How a context recalls: (context, query, paths to exclude) -> (memories, how). The warm daemon
 # passes its own (its engines are already loaded); everyone else uses :func:`recall_for`.
-Recaller = Callable[["HookContext", str, list[str]], tuple[list[Injected], str]]
+Recaller = Callable[["HookContext", str, list[str], RecallContext], tuple[list[Injected], str]]
 # Inside the daemon, session-start warms the engine in place instead of spawning a daemon.
 WarmUp = Callable[["HookContext"], None]
 
@@ -101,7 +102,19 @@ def log_event(hc: HookContext, inp: HookInput, started: float, **fields: Any) ->
 # -- user-prompt-submit ---------------------------------------------------------------------
 
 
-def recall_in_process(hc: HookContext, query: str, exclude: list[str]) -> list[Injected]:
+def _readable_transcript(inp: HookInput, hc: HookContext) -> Path | None:
+    """The hook's transcript under the rule every hook reads it by (``transcript_file``)."""
+    from memdir.adapters.claude_code.transcript_file import checked_transcript
+
+    try:
+        return checked_transcript(inp.transcript_path, hc.env)
+    except HookInputError:
+        return None
+
+
+def recall_in_process(
+    hc: HookContext, query: str, exclude: list[str], context: RecallContext | None = None
+) -> list[Injected]:
     from memdir.recall.warm import build_engine, recall_attachments
 
     provider = None
@@ -115,10 +128,13 @@ def recall_in_process(hc: HookContext, query: str, exclude: list[str]) -> list[I
         engine = build_recall(hc.paths.memory_dir, hc.cache_dir, kind="llm", provider=provider)
     else:
         engine = build_engine(hc.paths.memory_dir, hc.cache_dir)
-    return [Injected.from_json(d) for d in recall_attachments(engine, query, exclude, 5)]
+    found = recall_attachments(engine, query, exclude, 5, context=context)
+    return [Injected.from_json(d) for d in found]
 
 
-def recall_for(hc: HookContext, query: str, exclude: list[str]) -> tuple[list[Injected], str]:
+def recall_for(
+    hc: HookContext, query: str, exclude: list[str], context: RecallContext
+) -> tuple[list[Injected], str]:
     """(memories, how): from the warm daemon when possible, else in-process."""
     if hc.use_daemon and hc.settings.recall_selector != "llm":
         try:
@@ -128,11 +144,12 @@ def recall_for(hc: HookContext, query: str, exclude: list[str]) -> tuple[list[In
                 cache_dir=hc.cache_dir,
                 query=query,
                 exclude=exclude,
+                context=context.to_json(),
             )
             return [Injected.from_json(d) for d in found], "daemon"
         except DaemonError:
             start_daemon(hc)
-    return recall_in_process(hc, query, exclude), "in-process"
+    return recall_in_process(hc, query, exclude, context), "in-process"
 
 
 def start_daemon(hc: HookContext) -> None:
@@ -175,7 +192,9 @@ def user_prompt_submit(inp: HookInput, hc: HookContext) -> str:
         if before.exhausted:
             reason = "session budget used up"
         else:
-            found, how = (hc.recaller or recall_for)(hc, prompt, before.surfaced)
+            # recent turns, files, tools: the transcript tail, bounded (memdir.prompt_context)
+            context = from_transcript(_readable_transcript(inp, hc))
+            found, how = (hc.recaller or recall_for)(hc, prompt, before.surfaced, context)
     budget = MAX_CONTEXT_CHARS - len(RECALL_INTRO) - 2
     with sessions.update(inp.session_id) as state:
         notices = state.take_notices()

@@ -1,0 +1,317 @@
+"""``applies_when``: the situations a memory governs, stored in its frontmatter.
+
+A memory often governs tasks whose words it never uses: "the admin UI uses yarn workspaces" is
+what matters for "add a date-picker dependency". ``applies_when`` is an optional frontmatter list
+of short, human-readable situations ("adding, installing or upgrading a dependency, package or
+library") that recall indexes beside the memory's text and the relevance rule reads as evidence.
+
+Invariants:
+- A list written by a person or a model is kept as it is: rules only fill a missing field, never
+  overwrite one (:func:`with_applies_when`), and every writer that rewrites a memory keeps unknown
+  frontmatter keys (``Memory.extra``), so the field survives edits.
+- The offline rules are deterministic and read only the memory (type, name, description, body):
+  a situation is listed when the memory names one of its cues (tools, package managers, commands,
+  file kinds, frameworks). No cue, no situation: an empty list is written as nothing.
+- Values are bounded (``MAX_ITEMS`` items of ``MAX_CHARS`` characters) whoever wrote them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from memdir.errors import MemdirError
+from memdir.model import Memory
+from memdir.store import MemoryStore
+
+FIELD = "applies_when"
+MAX_ITEMS = 8
+MAX_CHARS = 160
+
+# (situation, cue pattern). The situation's words are what a request for that kind of task says;
+# the cue is what a memory governing such tasks names. Patterns are matched case-insensitively on
+# word boundaries against name, description and body.
+_DEPENDENCY = (
+    "adding, installing, upgrading or vendoring a dependency, package, library, module, plugin, "
+    "SDK, linter, formatter or other tool"
+)
+_SITUATIONS: tuple[tuple[str, str], ...] = (
+    (
+        _DEPENDENCY,
+        r"npm|yarn|pnpm|pipx?|uv|poetry|conda|cargo|gem|bundler|composer|maven|gradle|brew|"
+        r"apt(-get)?|nuget|lockfile|lock file|dependenc(y|ies)|third-party|packages?|librar(y|ies)|"
+        r"licen[cs]es?|GPL|AGPL|workspaces?|install(ing|ed)?",
+    ),
+    (
+        "deleting, pruning, cleaning up, pushing, rebasing or merging git branches, tags and refs "
+        "on origin or a remote; rewriting or squashing history",
+        r"branch(es)?|force-push|force-with-lease|rebase|git push|remote|main|trunk",
+    ),
+    (
+        "committing changes, commit messages and pull requests",
+        r"commits?|commit messages?|pull requests?|PRs?|squash",
+    ),
+    (
+        "handling passwords, tokens, API keys, credentials or other secrets; dotenv files",
+        r"credentials?|secrets?|passwords?|tokens?|api keys?|vault|1password|\.env",
+    ),
+    (
+        "querying, counting or changing data in the database: SQL, SELECT, UPDATE, tables, rows, "
+        "records, schema revisions and migrations",
+        r"database|postgres(ql)?|mysql|sqlite|sql|alembic|migrations?|schema|replica|indexes|"
+        r"sqlalchemy|orm|queries|query",
+    ),
+    (
+        "querying or touching live production data, records or servers",
+        r"production|prod|live|read replica|metabase",
+    ),
+    (
+        "writing or running tests, test suites, fixtures, mocks, seed data and samples",
+        r"tests?|pytest|unittest|jest|mocks?|fixtures?|factories",
+    ),
+    (
+        "deploying, releasing or shipping to staging, pre-production or production; hotfixes",
+        r"deploy(s|ed|ing)?|staging|production|releases?|rollouts?|hotfix(es)?",
+    ),
+    (
+        "writing Dockerfiles, building container images, choosing a base image or FROM line",
+        r"docker(file)?|containers?|images?|kubernetes|k8s|helm",
+    ),
+    (
+        "logging, printing, dumping variables or debugging output to stdout",
+        r"log(s|ging)?|structlog|print( statements)?|logger",
+    ),
+    (
+        "calling or fetching external APIs, HTTP services, URLs, webhooks or callbacks",
+        r"https?|httpx|requests library|aiohttp|webhooks?|outbound",
+    ),
+    (
+        "scheduling recurring, nightly, hourly or periodic jobs; crontab; running it every day",
+        r"cron|crontab|scheduled|periodic|temporal|nightly|celery beat",
+    ),
+    (
+        "caching or memoizing data; storing sessions, state or keys in a cache",
+        r"redis|memcached?|cach(e|ing)|ttl",
+    ),
+    (
+        "building UI: pages, screens, components, widgets, forms, buttons, dropdowns, modals, "
+        "dialogs, banners",
+        r"react|vue|svelte|angular|components?|frontend|dashboard|ui|css|tailwind|wcag|"
+        r"accessib(le|ility)|screen readers?|keyboard",
+    ),
+    (
+        "showing user-facing text, copy, labels, greetings, messages or translations",
+        r"translations?|translators?|lokalise|i18n|l10n|locales?|user-facing strings?",
+    ),
+    (
+        "storing, comparing or scheduling dates, times, hours and time zones",
+        r"utc|time ?zones?|timestamps?|dst|datetime",
+    ),
+    (
+        "computing money: amounts, prices, splitting, rounding, currency, dollars, euros, refunds",
+        r"rounding|minor units|currency|amounts?|cents|refunds?|money",
+    ),
+    (
+        "sending email, mailings, newsletters, reminders or notifications",
+        r"e-?mails?|smtp|mail(pit|gun|ing)?|newsletters?|notifications?",
+    ),
+    (
+        "speeding up slow code; making it faster; performance, profiling and optimisation",
+        r"optimi[sz](e|ing|ation)s?|profil(e|ing|er)|py-spy|latency|p9[59]|performance|slow",
+    ),
+    (
+        "refactoring, renaming or moving code across several files, modules or packages",
+        r"refactors?|renam(e|ing)|more than one file|multiple files",
+    ),
+    (
+        "writing shell scripts, utilities and automation",
+        r"bash|shell|shellcheck|zsh|scripts?",
+    ),
+    (
+        "handling customer personal data: emails, addresses, names, subscribers or users in "
+        "tickets, logs or samples",
+        r"pii|personal data|gdpr|customer data|ibans?|redact",
+    ),
+    (
+        "type checking, annotations and silencing checker complaints",
+        r"mypy|pyright|type: ignore|typing|annotations?|typeddict|protocols?",
+    ),
+    (
+        "editing or patching generated clients, SDKs or stubs",
+        r"generated|openapi|protobuf|stubs|codegen",
+    ),
+    (
+        "using new language versions, syntax or interpreter features",
+        r"python 3\.\d+|3\.1\d|node \d+|language version",
+    ),
+    (
+        "publishing or consuming events and messages; queues",
+        r"kafka|rabbitmq|events?|producers?|consumers?|queues?|pub/?sub",
+    ),
+    (
+        "hiding features behind flags or toggles; beta rollouts",
+        r"feature flags?|launchdarkly|toggles?|flags?",
+    ),
+    (
+        "actions that need someone's approval or sign-off",
+        r"approv(al|er|e)|sign-?off|asking|ask first|go-ahead|permission",
+    ),
+    (
+        "changing code or rules another team owns",
+        r"belongs to|owned by|owners?",
+    ),
+    (
+        "changing, extending or deprecating API endpoints and routes",
+        r"endpoints?|routes?|sunset|deprecat(ed|ion)|rest api|v\d routes",
+    ),
+)
+# A memory about the user (their background, how they learn) governs explanations.
+_EXPLAIN = "explaining, describing or teaching a concept; walking through how something works"
+_EXPLAIN_CUES = (
+    r"explain|analog(y|ies)|background|fluent|new to|knows|expert|engineer|scientist|"
+    r"wrote \w+|learn|frame"
+)
+_STYLE = "writing replies: length, tone and format of answers"
+_STYLE_CUES = r"answers?|repl(y|ies)|summar(y|ies)|terse|tone|verbose|brevity"
+
+_COMPILED = tuple((s, re.compile(rf"\b(?:{cue})\b", re.IGNORECASE)) for s, cue in _SITUATIONS)
+_EXPLAIN_RE = re.compile(rf"\b(?:{_EXPLAIN_CUES})\b", re.IGNORECASE)
+_STYLE_RE = re.compile(rf"\b(?:{_STYLE_CUES})\b", re.IGNORECASE)
+
+
+def derive(memory_type: str | None, name: str, description: str, body: str) -> list[str]:
+    """The situations a memory governs, by rules (see module); most specific cues first."""
+    text = f"{name}\n{description}\n{body}"
+    head = f"{name}\n{description}"
+    found: list[tuple[int, str]] = []
+    for situation, pattern in _COMPILED:
+        # Cues in the name or description weigh more than cues only in the body.
+        hits = len(pattern.findall(head)) * 3 + len(pattern.findall(body))
+        if hits:
+            found.append((hits, situation))
+    if memory_type == "user" and _EXPLAIN_RE.search(text):
+        found.append((100, _EXPLAIN))
+    if memory_type in ("user", "feedback") and _STYLE_RE.search(head):
+        found.append((50, _STYLE))
+    found.sort(key=lambda pair: -pair[0])
+    return [situation for _, situation in found[:MAX_ITEMS]]
+
+
+def normalise(value: Any) -> list[str]:
+    """The stored field as a bounded list of one-line strings (a single string is one item)."""
+    if value is None:
+        return []
+    items: Iterable[Any] = [value] if isinstance(value, str) else value
+    if not isinstance(items, list | tuple):
+        return []
+    out: list[str] = []
+    for item in items:
+        if isinstance(item, str | int | float) and not isinstance(item, bool):
+            text = " ".join(str(item).split())[:MAX_CHARS]
+            if text and text not in out:
+                out.append(text)
+    return out[:MAX_ITEMS]
+
+
+def stored(memory: Memory) -> list[str]:
+    """What the memory's frontmatter says (empty when the field is absent)."""
+    return normalise(memory.extra.get(FIELD))
+
+
+def for_memory(memory: Memory) -> list[str]:
+    """The stored situations, or the rules' when none are stored."""
+    return stored(memory) or derive(memory.type, memory.name, memory.description, memory.body)
+
+
+def with_applies_when(memory: Memory, situations: list[str] | None = None) -> Memory:
+    """``memory`` with ``applies_when`` filled when it has none (``situations`` or the rules).
+
+    A stored list (a person's or a model's) is never replaced here; pass ``replace=True``
+    semantics by calling :func:`set_applies_when` instead.
+    """
+    if stored(memory):
+        return memory
+    found = normalise(situations) if situations is not None else for_memory(memory)
+    if found:
+        memory.extra[FIELD] = found
+    return memory
+
+
+def set_applies_when(memory: Memory, situations: list[str]) -> Memory:
+    """``memory`` with ``applies_when`` replaced (a model's or a person's list)."""
+    found = normalise(situations)
+    if found:
+        memory.extra[FIELD] = found
+    else:
+        memory.extra.pop(FIELD, None)
+    return memory
+
+
+def initial(memory_type: str | None, name: str, description: str, body: str) -> dict[str, Any]:
+    """The frontmatter a new memory starts with: ``{"applies_when": [...]}`` by the rules, or
+    ``{}`` (for ``MemoryStore.create(extra=...)``: one write, one guard check)."""
+    found = derive(memory_type, name, description, body)
+    return {FIELD: found} if found else {}
+
+
+def stamp(
+    store: MemoryStore, rel: str, situations: list[str] | None = None, *, replace: bool = False
+) -> list[str]:
+    """Write ``applies_when`` into a stored memory (under the store lock); returns the list.
+
+    Without ``situations`` the rules fill a missing field; ``replace`` puts a model's or a
+    person's list in place of the stored one. A file that already says what it should is not
+    rewritten (its mtime, and so the recall index, stay as they are).
+    """
+    written: list[str] = []
+
+    def change(memory: Memory) -> Memory | None:
+        nonlocal written
+        before = stored(memory)
+        if replace and situations is not None:
+            set_applies_when(memory, situations)
+        else:
+            with_applies_when(memory, situations)
+        written = stored(memory)
+        return memory if written != before else None
+
+    with store.lock():
+        current = store.read(rel)
+        if change(current) is not None:
+            store.save(current)
+    return written
+
+
+def backfill(store: MemoryStore) -> tuple[list[str], list[str]]:
+    """Fill ``applies_when`` by rules in every memory that has none: (written, problems).
+
+    What ``memdir reindex`` runs for dirs written before the field existed. A file that cannot be
+    read or written is reported and left alone.
+    """
+    written: list[str] = []
+    problems: list[str] = []
+    for header in store.list():
+        try:
+            before = stored(store.read(header.filename))
+            if not before and stamp(store, header.filename):
+                written.append(header.filename)
+        except (MemdirError, OSError) as exc:
+            problems.append(f"{header.filename}: {exc}")
+    return written, problems
+
+
+__all__ = [
+    "FIELD",
+    "MAX_CHARS",
+    "MAX_ITEMS",
+    "backfill",
+    "derive",
+    "for_memory",
+    "initial",
+    "normalise",
+    "set_applies_when",
+    "stamp",
+    "stored",
+    "with_applies_when",
+]

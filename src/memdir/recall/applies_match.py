@@ -1,0 +1,92 @@
+"""Which of a memory's ``applies_when`` situations a request touches, word by word.
+
+The evidence is lexical on purpose: a situation such as "adding, installing or upgrading a
+dependency, package or library" is matched when the request uses one of its words
+("dependency") after the same stemming and stopwords as the BM25 index, so the match can be shown
+in ``--explain`` and costs a set intersection over the few ranked candidates.
+
+Words any request may use ("write", "add", "make", "run" …) do not count on their own: "write a
+haiku" must not match "writing shell scripts". They still count next to a specific word.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memdir.recall.lexical import ENGLISH_STOPWORDS, QUESTION_WORDS, AnalyzerConfig, TermAnalyzer
+
+# Verbs and nouns of any request, as raw words (analysed with the index's analyzer).
+GENERIC_WORDS = (
+    "write writing add adding make making run running use using build building change changing "
+    "create creating get set put show keep take code new file files work thing something help "
+    "need want look check fix update updating let try give bring start"
+)
+
+
+# A question about a concept ("what is a closure", "how does GC decide …") asks for an
+# explanation as much as "explain …" does.
+_CONCEPT_QUESTION = re.compile(
+    r"^\s*(what\s+(is|are|does|do)|what's|how\s+(does|do|is|are)|why\s+(does|do|is|are))\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class AppliesMatch:
+    """The request's words found in a memory's situations, and those situations."""
+
+    words: tuple[str, ...] = ()
+    situations: tuple[str, ...] = ()
+
+    @property
+    def specific(self) -> bool:
+        return bool(self.words)
+
+
+# Request words the BM25 analyzer drops as question words but a situation is made of: "explain
+# what a closure is" asks for an explanation.
+REQUEST_WORDS = frozenset({"explain", "explains", "describe", "teach", "walk"})
+MATCH_ANALYZER = AnalyzerConfig(
+    stopwords=tuple(sorted((ENGLISH_STOPWORDS | QUESTION_WORDS) - REQUEST_WORDS))
+)
+
+
+class AppliesMatcher:
+    """Matches request terms against situations; situation terms are cached per text."""
+
+    def __init__(self, analyzer: TermAnalyzer | None = None) -> None:
+        self.analyzer = analyzer or TermAnalyzer(MATCH_ANALYZER)
+        self.generic = frozenset(self.analyzer.terms(GENERIC_WORDS))
+        self._cache: dict[str, frozenset[str]] = {}
+        self._explain = frozenset(self.analyzer.terms("explain"))
+
+    def _terms(self, situation: str) -> frozenset[str]:
+        found = self._cache.get(situation)
+        if found is None:
+            if len(self._cache) > 20_000:  # bounded: situations repeat across memories
+                self._cache.clear()
+            found = frozenset(self.analyzer.terms(situation))
+            self._cache[situation] = found
+        return found
+
+    def query_terms(self, query: str) -> frozenset[str]:
+        terms = frozenset(self.analyzer.terms(query))
+        if _CONCEPT_QUESTION.search(query):
+            terms |= self._explain
+        return terms
+
+    def match(self, query_terms: frozenset[str], situations: Sequence[str]) -> AppliesMatch:
+        words: set[str] = set()
+        hit: list[str] = []
+        for situation in situations:
+            shared = query_terms & self._terms(situation)
+            specific = shared - self.generic
+            if specific:
+                words |= specific
+                hit.append(situation)
+        return AppliesMatch(tuple(sorted(words)), tuple(hit))
+
+
+__all__ = ["GENERIC_WORDS", "AppliesMatch", "AppliesMatcher"]

@@ -1,0 +1,38 @@
+"""The prompt hook recalls with the transcript's context: a file just read is evidence."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memdir.store import MemoryStore
+from tests.adapters.claude_code.fakehost import FakeHost
+
+
+@pytest.fixture
+def host(tmp_path: Path) -> Iterator[FakeHost]:
+    fake = FakeHost(tmp_path)
+    store = MemoryStore(fake.memory_dir)
+    store.create(
+        "Admin UI package manager",
+        "The admin UI uses yarn workspaces; never run npm there",
+        "feedback",
+        "yarn workspace admin add <pkg>",
+    )
+    store.create("Lunch", "The team eats together at noon on Fridays", "project", "")
+    yield fake
+    fake.stop_daemon()
+
+
+def test_a_manifest_just_read_makes_the_package_rule_apply(host: FakeHost) -> None:
+    prompt = "Bring in a date-picker dependency"
+    cold = host.session()
+    cold.reply("Hello.")
+    assert "admin_ui_package_manager.md" not in cold.prompt(prompt).context
+    warm = host.session()
+    warm.reply("Here is the manifest.", read=host.project / "admin" / "package.json")
+    run = warm.prompt(prompt)
+    assert run.code == 0
+    assert "admin_ui_package_manager.md" in run.context
