@@ -30,10 +30,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def cmd_mcp(ctx: CliContext) -> int:
+    args = ctx.args
+    early = None
+    if args.transport == "stdio":
+        from memdir.adapters.stdio_exit import exit_on_stop_signals
+
+        exit_on_stop_signals()  # also while the SDK is still loading
+        if ctx.env.get("MEMDIR_MCP_EARLY", "1") not in ("0", "off"):
+            # Before the SDK import below: the handshake is answered while it loads.
+            from memdir import __version__
+            from memdir.adapters.mcp_early import start_early_answers
+
+            early = start_early_answers(__version__)
     from memdir.adapters.mcp_server import build_server, check_loopback, serve
     from memdir.prompts import build_prompt_for_paths
 
-    args = ctx.args
     if args.transport == "http":
         check_loopback(args.host)  # refuse before touching anything
     if not ctx.settings.auto_memory_enabled:
@@ -49,4 +60,6 @@ def cmd_mcp(ctx: CliContext) -> int:
     if args.transport == "http":
         ctx.out.warn(f"MCP server on http://{args.host}:{args.port}/mcp (Ctrl-C to stop)")
     serve(server, args.transport, host=args.host, port=args.port)
+    if early is not None:
+        early.close()
     return 0

@@ -1,0 +1,131 @@
+"""Answer the MCP handshake before the MCP SDK has loaded, so ``memdir mcp`` is ready at once.
+
+A host that starts ``memdir mcp`` waits for the answers to ``initialize`` and then
+``tools/list`` (and ``prompts/list``, ``resources/list``) before the server counts as connected;
+importing the official SDK alone takes about a second on two shared cores. Those answers do not
+depend on the memory dir: they are what the SDK itself answers, recorded per protocol version
+in ``mcp_manifest.json`` (package data). ``tests/integration/test_mcp_early.py`` fails when the
+SDK's own answers drift from it; ``python scripts/mcp-manifest.py`` rewrites it.
+
+How, without touching the SDK: before it loads, fds 0 and 1 are replaced by pipes and two relay
+threads stand between the real stdin/stdout and the SDK.
+- inbound: each message goes on to the SDK unchanged (so its session state is exactly as if
+  it had answered everything); a handshake request the manifest covers is also answered at
+  once, and its id remembered;
+- outbound: the SDK's own answer to a remembered id is dropped (the client already has the same
+  answer); everything else goes out unchanged, one line per message.
+Any message the relays cannot parse passes through untouched; a handshake the manifest does not
+cover (an unknown protocol version, a paginated list) is left to the SDK.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any, BinaryIO
+
+MANIFEST = Path(__file__).with_name("mcp_manifest.json")
+LISTS = ("tools/list", "prompts/list", "resources/list")
+
+
+class EarlyAnswers:
+    """The two relays; :meth:`close` hands the SDK's last messages out once it has returned."""
+
+    def __init__(self, manifest: dict[str, Any], version: str, real_out: int) -> None:
+        self._manifest = manifest
+        self._server_version = version
+        # Lives as long as the process: it is the real stdout.
+        self._out: BinaryIO = open(real_out, "wb", buffering=0)  # noqa: SIM115
+        self._lock = threading.Lock()
+        self._answered: set[str] = set()
+        self._protocol: str | None = None
+        self._outbound: threading.Thread | None = None
+
+    def _send(self, line: bytes) -> None:
+        with self._lock:
+            self._out.write(line)
+
+    def _answer(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        method, params = message.get("method"), message.get("params") or {}
+        if method == "initialize" and self._protocol is None:
+            asked = params.get("protocolVersion")
+            versions = self._manifest["versions"]
+            self._protocol = asked if asked in versions else self._manifest["latest"]
+            result = dict(versions[self._protocol]["initialize"])
+            result["protocolVersion"] = self._protocol
+            result["serverInfo"] = {"name": "memdir", "version": self._server_version}
+            return result
+        if method in LISTS and self._protocol is not None and not params.get("cursor"):
+            return dict(self._manifest["versions"][self._protocol][method])
+        return None
+
+    def inbound(self, real_in: int, to_sdk: int) -> None:
+        with open(real_in, "rb") as source, open(to_sdk, "wb", buffering=0) as sink:
+            for line in source:
+                with contextlib.suppress(ValueError, TypeError, KeyError, AttributeError):
+                    message = json.loads(line)
+                    if isinstance(message, dict) and "id" in message:
+                        result = self._answer(message)
+                        if result is not None:
+                            self._answered.add(json.dumps(message["id"]))
+                            reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+                            self._send(json.dumps(reply, separators=(",", ":")).encode() + b"\n")
+                try:
+                    sink.write(line)
+                except BrokenPipeError:  # the SDK has gone: nothing left to hand on
+                    return
+        # EOF from the host: closing ``sink`` tells the SDK, which then returns.
+
+    def outbound(self, from_sdk: int) -> None:
+        with open(from_sdk, "rb") as source:
+            for line in source:
+                key = None
+                with contextlib.suppress(ValueError, TypeError):
+                    message = json.loads(line)
+                    if isinstance(message, dict) and "method" not in message:
+                        key = json.dumps(message.get("id"))
+                if key is not None and key in self._answered:
+                    self._answered.discard(key)
+                    continue
+                self._send(line)
+
+    def start(self, real_in: int, to_sdk: int, from_sdk: int) -> None:
+        threading.Thread(target=self.inbound, args=(real_in, to_sdk), daemon=True).start()
+        self._outbound = threading.Thread(target=self.outbound, args=(from_sdk,), daemon=True)
+        self._outbound.start()
+
+    def close(self) -> None:
+        """After the SDK returned: end its stdout pipe, let the last lines out (bounded)."""
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)  # drops the last write end of the SDK's pipe
+        os.close(devnull)
+        if self._outbound is not None:
+            self._outbound.join(timeout=5)
+
+
+def start_early_answers(version: str) -> EarlyAnswers | None:
+    """Put the relays between this process's stdio and the SDK (call before it loads).
+
+    None, and nothing changed, when there is no usable manifest.
+    """
+    try:
+        manifest = json.loads(MANIFEST.read_text(encoding="utf-8"))
+        manifest["versions"][manifest["latest"]]["initialize"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    real_in, real_out = os.dup(0), os.dup(1)
+    to_sdk_r, to_sdk_w = os.pipe()
+    from_sdk_r, from_sdk_w = os.pipe()
+    os.dup2(to_sdk_r, 0)
+    os.dup2(from_sdk_w, 1)
+    os.close(to_sdk_r)
+    os.close(from_sdk_w)
+    relays = EarlyAnswers(manifest, version, real_out)
+    relays.start(real_in, to_sdk_w, from_sdk_r)
+    return relays
+
+
+__all__ = ["MANIFEST", "EarlyAnswers", "start_early_answers"]
