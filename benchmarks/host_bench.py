@@ -31,6 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the harness in tests/realhost
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from tests.integration.mcp_wire import initialize
 from tests.realhost.fakeapi import FakeAnthropic
 from tests.realhost.host import MISSING_CLI, SRC, VERSION, ClaudeHost, find_cli
 
@@ -75,20 +76,6 @@ def time_prompts(host: ClaudeHost, runs: int) -> list[float]:
     return out
 
 
-INITIALIZE = json.dumps(
-    {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "bench", "version": "1"},
-        },
-    }
-)
-
-
 def time_process(argv: Sequence[str], home: Path, *, answer: bool, early: bool = True) -> float:
     """Spawn to exit (``answer=False``) or to the first line on stdout after ``initialize``."""
     env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(SRC)}
@@ -101,7 +88,7 @@ def time_process(argv: Sequence[str], home: Path, *, answer: bool, early: bool =
     assert proc.stdin is not None and proc.stdout is not None
     with proc:
         if answer:
-            proc.stdin.write(INITIALIZE.encode() + b"\n")
+            proc.stdin.write(json.dumps(initialize()).encode() + b"\n")
             proc.stdin.flush()
             line = proc.stdout.readline()
             elapsed = time.perf_counter() - start

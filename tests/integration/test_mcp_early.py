@@ -18,6 +18,7 @@ from typing import Any
 
 import memdir
 from memdir.adapters.mcp_early import LISTS, MANIFEST
+from tests.integration.mcp_wire import initialize
 
 SRC = Path(memdir.__file__).resolve().parents[1]
 
@@ -60,16 +61,7 @@ def converse(tmp: Path, messages: list[dict[str, Any]], *, early: bool) -> list[
 
 def handshake(version: str) -> list[dict[str, Any]]:
     return [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": version,
-                "capabilities": {},
-                "clientInfo": {"name": "test", "version": "1"},
-            },
-        },
+        initialize(version),
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         *({"jsonrpc": "2.0", "id": i, "method": m} for i, m in enumerate(LISTS, start=2)),
     ]

@@ -14,17 +14,7 @@ from pathlib import Path
 import pytest
 
 import memdir
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "test", "version": "1"},
-    },
-}
+from tests.integration.mcp_wire import initialize
 
 
 def started_server(tmp_path: Path, *, ignore_sigint: bool = False) -> subprocess.Popen[bytes]:
@@ -51,7 +41,7 @@ def started_server(tmp_path: Path, *, ignore_sigint: bool = False) -> subprocess
         preexec_fn=child_setup,
     )
     assert proc.stdin is not None and proc.stdout is not None
-    proc.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
+    proc.stdin.write(json.dumps(initialize()).encode() + b"\n")
     proc.stdin.flush()
     answer = json.loads(proc.stdout.readline())
     assert answer["id"] == 1 and answer["result"]["serverInfo"]["name"]
