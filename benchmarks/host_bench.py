@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -131,6 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(MISSING_CLI, file=sys.stderr)
         return 2
 
+    load_before = os.getloadavg()[0]
     medians: dict[str, float] = {}
     rows: list[list[object]] = []
     with tempfile.TemporaryDirectory() as tmp, FakeAnthropic() as api:
@@ -156,8 +158,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     host_table = table(rows, [header, "median", "min", "added over bare"])
     mcp_table = table(mcp_rows, ["process start", "median ms", "min ms"])
     command = f"python benchmarks/host_bench.py --runs {args.runs} --memories {args.memories}"
+    load = f"load average {load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end"
     report = (
-        f"`{command}` — {machine()}, median of {args.runs} after one untimed prompt.\n\n"
+        f"`{command}` — {machine()}, {load}; median of {args.runs} after one untimed prompt.\n\n"
         f"{host_table}\n\n{mcp_table}\n"
     )
     print(report)
