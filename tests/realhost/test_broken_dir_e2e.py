@@ -51,7 +51,8 @@ def test_a_broken_memory_dir_never_blocks_the_host(installed: ClaudeHost) -> Non
 
 @pytest.mark.xfail(
     strict=True,
-    reason="defect 2 (#18): a FIFO at MEMORY.md blocks SessionStart until the host's timeout",
+    reason="defect 2 (#18, branch hostfix): a FIFO at MEMORY.md blocks SessionStart until the "
+    "host's timeout",
 )
 def test_a_fifo_at_memory_md_never_blocks_the_host(installed: ClaudeHost) -> None:
     run_in_broken_dir(installed, fifo_index=True)
