@@ -38,7 +38,8 @@ class EarlyAnswers:
         self._manifest = manifest
         self._server_version = version
         # Lives as long as the process: it is the real stdout.
-        self._out: BinaryIO = open(real_out, "wb", buffering=0)  # noqa: SIM115
+        # Buffered (a raw write may be partial), flushed after every message.
+        self._out: BinaryIO = open(real_out, "wb")  # noqa: SIM115
         self._lock = threading.Lock()
         self._answered: set[str] = set()
         self._protocol: str | None = None
@@ -47,6 +48,7 @@ class EarlyAnswers:
     def _send(self, line: bytes) -> None:
         with self._lock:
             self._out.write(line)
+            self._out.flush()
 
     def _answer(self, message: dict[str, Any]) -> dict[str, Any] | None:
         method, params = message.get("method"), message.get("params") or {}
@@ -62,25 +64,32 @@ class EarlyAnswers:
             return dict(self._manifest["versions"][self._protocol][method])
         return None
 
+    def _early_reply(self, line: bytes) -> None:
+        """Answer ``line`` now when the manifest covers it (and remember its id)."""
+        with contextlib.suppress(ValueError, TypeError, KeyError, AttributeError):
+            message = json.loads(line)
+            if isinstance(message, dict) and "id" in message:
+                result = self._answer(message)
+                if result is not None:
+                    self._answered.add(json.dumps(message["id"]))
+                    reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+                    self._send(json.dumps(reply, separators=(",", ":")).encode() + b"\n")
+
     def inbound(self, real_in: int, to_sdk: int) -> None:
-        with open(real_in, "rb") as source, open(to_sdk, "wb", buffering=0) as sink:
+        # OSError: the host or the SDK has gone; the process is ending, nothing to hand on.
+        with (
+            contextlib.suppress(OSError),
+            open(real_in, "rb") as source,
+            open(to_sdk, "wb") as sink,
+        ):
             for line in source:
-                with contextlib.suppress(ValueError, TypeError, KeyError, AttributeError):
-                    message = json.loads(line)
-                    if isinstance(message, dict) and "id" in message:
-                        result = self._answer(message)
-                        if result is not None:
-                            self._answered.add(json.dumps(message["id"]))
-                            reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
-                            self._send(json.dumps(reply, separators=(",", ":")).encode() + b"\n")
-                try:
-                    sink.write(line)
-                except BrokenPipeError:  # the SDK has gone: nothing left to hand on
-                    return
-        # EOF from the host: closing ``sink`` tells the SDK, which then returns.
+                self._early_reply(line)
+                sink.write(line)
+                sink.flush()
+        # Leaving the block closed ``sink``: the SDK sees the host's EOF and returns.
 
     def outbound(self, from_sdk: int) -> None:
-        with open(from_sdk, "rb") as source:
+        with contextlib.suppress(OSError), open(from_sdk, "rb") as source:
             for line in source:
                 key = None
                 with contextlib.suppress(ValueError, TypeError):
