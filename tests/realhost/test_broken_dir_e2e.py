@@ -51,7 +51,7 @@ def test_a_broken_memory_dir_never_blocks_the_host(installed: ClaudeHost) -> Non
 
 @pytest.mark.xfail(
     strict=True,
-    reason="defect 2 (#18, branch hostfix): a FIFO at MEMORY.md blocks SessionStart until the "
+    reason="defect 2 (#18, branch harden): a FIFO at MEMORY.md blocks SessionStart until the "
     "host's timeout",
 )
 def test_a_fifo_at_memory_md_never_blocks_the_host(installed: ClaudeHost) -> None:
