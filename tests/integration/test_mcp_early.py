@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import memdir
-from memdir.adapters.mcp_early import LISTS, MANIFEST
+from memdir.adapters.mcp_early import DISCOVER, LISTS, MANIFEST
 from tests.integration.mcp_wire import initialize
 
 SRC = Path(memdir.__file__).resolve().parents[1]
@@ -93,6 +93,16 @@ def test_early_answers_are_the_sdk_answers_once_each(tmp_path: Path) -> None:
         plain = converse(tmp_path, handshake(version), early=False)
         assert [r["id"] for r in early] == [1, 2, 3, 4]  # one answer per request, in order
         assert early == plain
+
+
+def test_a_discover_probe_is_refused_at_once_and_the_handshake_follows(tmp_path: Path) -> None:
+    """Claude Code probes ``server/discover`` first and waits ~3 s for an answer before it falls
+    back to ``initialize``: the probe is refused at once, the SDK's own later answer dropped."""
+    probe = {"jsonrpc": "2.0", "id": "probe-1", "method": DISCOVER, "params": {}}
+    replies = converse(tmp_path, [probe, *handshake("2025-11-25")], early=True)
+    assert [r["id"] for r in replies] == ["probe-1", 1, 2, 3, 4]
+    assert replies[0]["error"]["code"] == -32601
+    assert replies[1]["result"]["protocolVersion"] == "2025-11-25"
 
 
 def test_tools_work_behind_the_relays(tmp_path: Path) -> None:

@@ -112,6 +112,9 @@ class ClaudeHost:
             "ANTHROPIC_API_KEY": DUMMY_KEY,
             "HF_HUB_OFFLINE": "1",
             "TRANSFORMERS_OFFLINE": "1",
+            # `memdir install` writes the interpreter's own `memdir` script (absolute) when the
+            # shim is not "this very install": the sources under test must win there too.
+            "PYTHONPATH": str(SRC),
             **QUIET_ENV,
         }
         env.update(self.extra_env)

@@ -15,7 +15,9 @@ threads stand between the real stdin/stdout and the SDK.
 - outbound: the SDK's own answer to a remembered id is dropped (the client already has the same
   answer); everything else goes out unchanged, one line per message.
 Any message the relays cannot parse passes through untouched; a handshake the manifest does not
-cover (an unknown protocol version, a paginated list) is left to the SDK.
+cover (a paginated list) is left to the SDK. A ``server/discover`` probe that comes before
+``initialize`` is refused at once ("method not found"), so the client uses the handshake the
+manifest answers instead of waiting for the SDK to load (Claude Code 2.1 waits about 3 s).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import Any, BinaryIO
 
 MANIFEST = Path(__file__).with_name("mcp_manifest.json")
 LISTS = ("tools/list", "prompts/list", "resources/list")
+DISCOVER = "server/discover"  # the stateless protocol's probe (2026-07-28), sent before initialize
 
 
 class EarlyAnswers:
@@ -51,7 +54,13 @@ class EarlyAnswers:
             self._out.flush()
 
     def _answer(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        """The reply's ``result`` or ``error`` member, or None to leave the request to the SDK."""
         method, params = message.get("method"), message.get("params") or {}
+        if method == DISCOVER and self._protocol is None:
+            # Refused at once, as a server without the stateless protocol would: the client
+            # falls back to ``initialize`` now (which the manifest covers) instead of waiting
+            # seconds for the SDK to load and answer its probe (Claude Code waits ~3 s).
+            return {"error": {"code": -32601, "message": f"Method not found: {DISCOVER}"}}
         if method == "initialize" and self._protocol is None:
             asked = params.get("protocolVersion")
             versions = self._manifest["versions"]
@@ -59,9 +68,9 @@ class EarlyAnswers:
             result = dict(versions[self._protocol]["initialize"])
             result["protocolVersion"] = self._protocol
             result["serverInfo"] = {"name": "memdir", "version": self._server_version}
-            return result
+            return {"result": result}
         if method in LISTS and self._protocol is not None and not params.get("cursor"):
-            return dict(self._manifest["versions"][self._protocol][method])
+            return {"result": self._manifest["versions"][self._protocol][method]}
         return None
 
     def _early_reply(self, line: bytes) -> None:
@@ -69,10 +78,10 @@ class EarlyAnswers:
         with contextlib.suppress(ValueError, TypeError, KeyError, AttributeError):
             message = json.loads(line)
             if isinstance(message, dict) and "id" in message:
-                result = self._answer(message)
-                if result is not None:
+                answer = self._answer(message)
+                if answer is not None:
                     self._answered.add(json.dumps(message["id"]))
-                    reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+                    reply = {"jsonrpc": "2.0", "id": message["id"], **answer}
                     self._send(json.dumps(reply, separators=(",", ":")).encode() + b"\n")
 
     def inbound(self, real_in: int, to_sdk: int) -> None:
@@ -137,4 +146,4 @@ def start_early_answers(version: str) -> EarlyAnswers | None:
     return relays
 
 
-__all__ = ["MANIFEST", "EarlyAnswers", "start_early_answers"]
+__all__ = ["DISCOVER", "LISTS", "MANIFEST", "EarlyAnswers", "start_early_answers"]
