@@ -99,10 +99,18 @@ def test_a_discover_probe_is_refused_at_once_and_the_handshake_follows(tmp_path:
     """Claude Code probes ``server/discover`` first and waits ~3 s for an answer before it falls
     back to ``initialize``: the probe is refused at once, the SDK's own later answer dropped."""
     probe = {"jsonrpc": "2.0", "id": "probe-1", "method": DISCOVER, "params": {}}
-    replies = converse(tmp_path, [probe, *handshake("2025-11-25")], early=True)
-    assert [r["id"] for r in replies] == ["probe-1", 1, 2, 3, 4]
+    call = {
+        "jsonrpc": "2.0",
+        "id": 5,
+        "method": "tools/call",
+        "params": {"name": "memory_list", "arguments": {}},
+    }
+    replies = converse(tmp_path, [probe, *handshake("2025-11-25"), call], early=True)
+    assert [r["id"] for r in replies] == ["probe-1", 1, 2, 3, 4, 5]
     assert replies[0]["error"]["code"] == -32601
     assert replies[1]["result"]["protocolVersion"] == "2025-11-25"
+    # The SDK never saw the probe, so it serves a plain handshake session (no envelope needed).
+    assert "error" not in replies[5] and not replies[5]["result"].get("isError"), replies[5]
 
 
 def test_tools_work_behind_the_relays(tmp_path: Path) -> None:

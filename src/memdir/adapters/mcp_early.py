@@ -16,8 +16,9 @@ threads stand between the real stdin/stdout and the SDK.
   answer); everything else goes out unchanged, one line per message.
 Any message the relays cannot parse passes through untouched; a handshake the manifest does not
 cover (a paginated list) is left to the SDK. A ``server/discover`` probe that comes before
-``initialize`` is refused at once ("method not found"), so the client uses the handshake the
-manifest answers instead of waiting for the SDK to load (Claude Code 2.1 waits about 3 s).
+``initialize`` is refused at once ("method not found") and not handed on, so the client and the
+SDK both use the handshake the manifest answers, instead of the client waiting for the SDK to
+load (Claude Code 2.1 waits about 3 s).
 """
 
 from __future__ import annotations
@@ -59,7 +60,8 @@ class EarlyAnswers:
         if method == DISCOVER and self._protocol is None:
             # Refused at once, as a server without the stateless protocol would: the client
             # falls back to ``initialize`` now (which the manifest covers) instead of waiting
-            # seconds for the SDK to load and answer its probe (Claude Code waits ~3 s).
+            # seconds for the SDK to load and answer its probe (Claude Code waits ~3 s). The SDK
+            # must not see the probe: it would then hold the session to the stateless envelope.
             return {"error": {"code": -32601, "message": f"Method not found: {DISCOVER}"}}
         if method == "initialize" and self._protocol is None:
             asked = params.get("protocolVersion")
@@ -73,16 +75,20 @@ class EarlyAnswers:
             return {"result": self._manifest["versions"][self._protocol][method]}
         return None
 
-    def _early_reply(self, line: bytes) -> None:
-        """Answer ``line`` now when the manifest covers it (and remember its id)."""
+    def _early_reply(self, line: bytes) -> bool:
+        """Answer ``line`` now when the manifest covers it; False when the SDK must not see it."""
         with contextlib.suppress(ValueError, TypeError, KeyError, AttributeError):
             message = json.loads(line)
             if isinstance(message, dict) and "id" in message:
                 answer = self._answer(message)
                 if answer is not None:
-                    self._answered.add(json.dumps(message["id"]))
                     reply = {"jsonrpc": "2.0", "id": message["id"], **answer}
+                    if "error" in answer:  # the refused probe: the SDK never hears of it
+                        self._send(json.dumps(reply, separators=(",", ":")).encode() + b"\n")
+                        return False
+                    self._answered.add(json.dumps(message["id"]))
                     self._send(json.dumps(reply, separators=(",", ":")).encode() + b"\n")
+        return True
 
     def inbound(self, real_in: int, to_sdk: int) -> None:
         # OSError: the host or the SDK has gone; the process is ending, nothing to hand on.
@@ -92,9 +98,9 @@ class EarlyAnswers:
             open(to_sdk, "wb") as sink,
         ):
             for line in source:
-                self._early_reply(line)
-                sink.write(line)
-                sink.flush()
+                if self._early_reply(line):
+                    sink.write(line)
+                    sink.flush()
         # Leaving the block closed ``sink``: the SDK sees the host's EOF and returns.
 
     def outbound(self, from_sdk: int) -> None:
