@@ -113,6 +113,30 @@ def test_a_discover_probe_is_refused_at_once_and_the_handshake_follows(tmp_path:
     assert "error" not in replies[5] and not replies[5]["result"].get("isError"), replies[5]
 
 
+def test_stdin_eof_with_a_request_owed_loses_nothing_the_sdk_would_answer(
+    tmp_path: Path,
+) -> None:
+    """EOF ends the process at once only when nothing is owed; with a call still owed the SDK
+    gets the EOF and ends as it would alone (it answers what it answers without the relays)."""
+    call = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {"name": "memory_list", "arguments": {}},
+    }
+    answered: dict[bool, set[int]] = {}
+    for early in (True, False):
+        proc = spawn(tmp_path, early=early)
+        assert proc.stdin is not None and proc.stdout is not None
+        with proc:
+            for message in (*handshake("2025-06-18"), call):
+                proc.stdin.write(json.dumps(message).encode() + b"\n")
+            proc.stdin.close()  # all at once, then EOF: nothing waits for an answer first
+            answered[early] = {json.loads(line)["id"] for line in proc.stdout}
+            assert proc.wait(timeout=30) == 0
+    assert answered[True] >= answered[False] | {1, 2, 3, 4}
+
+
 def test_tools_work_behind_the_relays(tmp_path: Path) -> None:
     save = {
         "name": "memory_save",

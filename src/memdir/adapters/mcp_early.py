@@ -14,11 +14,13 @@ threads stand between the real stdin/stdout and the SDK.
   once, and its id remembered;
 - outbound: the SDK's own answer to a remembered id is dropped (the client already has the same
   answer); everything else goes out unchanged, one line per message.
-Any message the relays cannot parse passes through untouched; a handshake the manifest does not
-cover (a paginated list) is left to the SDK. A ``server/discover`` probe that comes before
-``initialize`` is refused at once ("method not found") and not handed on, so the client and the
-SDK both use the handshake the manifest answers, instead of the client waiting for the SDK to
-load (Claude Code 2.1 waits about 3 s).
+When the host closes stdin and nothing is owed (every request answered), the process ends at
+once: a host that stops its servers by closing stdin would otherwise wait for the SDK to finish
+loading only to see it exit. Any message the relays cannot parse passes through untouched; a
+handshake request the manifest does not cover (a paginated list) is left to the SDK. A
+``server/discover`` probe that comes before ``initialize`` is refused at once ("method not
+found") and not handed on, so the client and the SDK both use the handshake the manifest
+answers, instead of the client waiting for the SDK to load (Claude Code 2.1 waits about 3 s).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ class EarlyAnswers:
         self._out: BinaryIO = open(real_out, "wb")  # noqa: SIM115
         self._lock = threading.Lock()
         self._answered: set[str] = set()
+        self._pending: set[str] = set()  # requests handed to the SDK and not yet answered
         self._protocol: str | None = None
         self._outbound: threading.Thread | None = None
 
@@ -99,9 +102,26 @@ class EarlyAnswers:
         ):
             for line in source:
                 if self._early_reply(line):
+                    self._track(line)
                     sink.write(line)
                     sink.flush()
-        # Leaving the block closed ``sink``: the SDK sees the host's EOF and returns.
+            # The host closed our stdin: it wants no more answers. With none owed, end now
+            # rather than when the SDK has finished loading (seconds: the host waits for us).
+            with self._lock:
+                if not self._pending:
+                    os._exit(0)
+        # Leaving the block closed ``sink``: the SDK sees the host's EOF, answers what is
+        # still owed, and returns.
+
+    def _track(self, line: bytes) -> None:
+        """Remember a request the SDK now owes an answer to (unless answered here already)."""
+        with contextlib.suppress(ValueError, TypeError):
+            message = json.loads(line)
+            if isinstance(message, dict) and "method" in message and "id" in message:
+                key = json.dumps(message["id"])
+                if key not in self._answered:
+                    with self._lock:
+                        self._pending.add(key)
 
     def outbound(self, from_sdk: int) -> None:
         with contextlib.suppress(OSError), open(from_sdk, "rb") as source:
@@ -115,6 +135,9 @@ class EarlyAnswers:
                     self._answered.discard(key)
                     continue
                 self._send(line)
+                if key is not None:
+                    with self._lock:
+                        self._pending.discard(key)
 
     def start(self, real_in: int, to_sdk: int, from_sdk: int) -> None:
         threading.Thread(target=self.inbound, args=(real_in, to_sdk), daemon=True).start()
