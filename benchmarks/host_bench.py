@@ -6,7 +6,8 @@ Wall time of one ``claude -p`` (the pinned CLI of tests/realhost, against the fa
 on 127.0.0.1, isolated HOME) in three set-ups, each in its own fresh project:
 - bare: no memdir;
 - hooks: ``memdir install claude-code --project`` without the MCP server (``.mcp.json`` removed);
-- hooks + MCP: the full project install, the server approved as a user would.
+- hooks + MCP: the full project install, the server approved as a user would;
+- the same with ``MEMDIR_MCP_EARLY=0`` (the MCP SDK answers the handshake itself).
 Each set-up first runs one untimed prompt (it starts the recall daemon, as a user's first
 session does), then ``--runs`` timed prompts; the table shows median and min, and the median
 added over bare. The host is told to wait for MCP servers before its first request, so the MCP
@@ -39,7 +40,7 @@ from tests.realhost.host import MISSING_CLI, SRC, VERSION, ClaudeHost, find_cli
 from common import machine, table, update_docs_section
 
 PROMPT = "Which image do the CI jobs run on, and who owns the deploy pipeline?"
-SETUPS = ("bare", "hooks", "hooks + MCP")
+SETUPS = ("bare", "hooks", "hooks + MCP", "hooks + MCP, MEMDIR_MCP_EARLY=0")
 
 
 def seed(host: ClaudeHost, memories: int) -> None:
@@ -56,7 +57,8 @@ def seed(host: ClaudeHost, memories: int) -> None:
 
 
 def prepare(setup: str, root: Path, api: FakeAnthropic, cli: Path, memories: int) -> ClaudeHost:
-    host = ClaudeHost(cli=cli, api=api, root=root)
+    early_off = {"MEMDIR_MCP_EARLY": "0"} if "EARLY=0" in setup else {}
+    host = ClaudeHost(cli=cli, api=api, root=root, extra_env=early_off)
     if setup != "bare":
         seed(host, memories)
         host.install()
@@ -137,7 +139,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows: list[list[object]] = []
     with tempfile.TemporaryDirectory() as tmp, FakeAnthropic() as api:
         for setup in SETUPS:
-            host = prepare(setup, Path(tmp) / setup.replace(" ", ""), api, cli, args.memories)
+            root = Path(tmp) / f"setup{SETUPS.index(setup)}"
+            host = prepare(setup, root, api, cli, args.memories)
             try:
                 times = time_prompts(host, args.runs)
             finally:
