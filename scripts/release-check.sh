@@ -16,6 +16,7 @@ sdist=$(ls "$work"/dist/memdir-*.tar.gz)
 # The sdist must carry what the wheel is built from (sources, package data, README, license).
 tar -tzf "$sdist" >"$work/sdist.txt"
 for f in src/memdir/py.typed src/memdir/prompts/shared.md src/memdir/recall/data/vocab.txt \
+  src/memdir/adapters/mcp_manifest.json \
   README.md pyproject.toml; do
   grep -q "/$f\$" "$work/sdist.txt" || { echo "sdist lacks $f" >&2; exit 1; }
 done
