@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install memdir with every extra into ./.venv and run the whole suite: ruff, mypy --strict, pytest.
+# Install memdir with every extra into ./.venv and run the whole suite: ruff, mypy --strict, the
+# release check (scripts/release-check.sh), pytest (tests/realhost runs the real Claude Code CLI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m venv .venv
@@ -10,6 +11,8 @@ bash scripts/install-test-deps.sh
 .venv/bin/ruff format --check src tests benchmarks examples
 .venv/bin/mypy
 .venv/bin/mypy --strict examples
+# Release readiness: wheel + sdist build, twine check, the wheel in a fresh venv runs memdir demo.
+bash scripts/release-check.sh
 set +e
 .venv/bin/python -m pytest -q "$@"
 rc=$?

@@ -66,7 +66,7 @@ class LoggedRequest:
     @property
     def is_main(self) -> bool:
         """The agent loop's request (it offers tools); side requests offer none."""
-        return self.path.startswith("/v1/messages") and bool(self.body.get("tools"))
+        return self.path.endswith("/v1/messages") and bool(self.body.get("tools"))
 
     def text(self) -> str:
         """Everything the model would read: system prompt and every message, flattened."""
@@ -78,18 +78,16 @@ class LoggedRequest:
 
     def message_texts(self) -> list[str]:
         """The text of each text block of each message, as sent (no system prompt)."""
-        return [
-            block["text"]
-            for m in self.body.get("messages") or []
-            for block in (
-                m["content"] if isinstance(m.get("content"), list) else [m.get("content")]
-            )
-            if isinstance(block, dict) and block.get("type") == "text"
-        ] + [
-            m["content"]
-            for m in self.body.get("messages") or []
-            if isinstance(m.get("content"), str)
-        ]
+        texts: list[str] = []
+        for message in self.body.get("messages") or []:
+            content = message.get("content")
+            if isinstance(content, str):
+                texts.append(content)
+            elif isinstance(content, list):
+                texts.extend(
+                    b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text"
+                )
+        return texts
 
     def tool_names(self) -> list[str]:
         return [str(t.get("name")) for t in self.body.get("tools") or []]

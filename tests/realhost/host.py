@@ -50,6 +50,9 @@ QUIET_ENV = {
     "CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL": "1",
     # The host's own auto-memory would add a second memory system to every request.
     "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1",
+    # `-p` sends the first request without waiting for MCP servers that are still starting; wait,
+    # so a test's tool call never races the server's start-up.
+    "MCP_CONNECTION_NONBLOCKING": "false",
 }
 DUMMY_KEY = "sk-ant-api03-memdir-test-dummy-key-not-real"
 
@@ -109,6 +112,9 @@ class ClaudeHost:
             "ANTHROPIC_API_KEY": DUMMY_KEY,
             "HF_HUB_OFFLINE": "1",
             "TRANSFORMERS_OFFLINE": "1",
+            # `memdir install` writes the interpreter's own `memdir` script (absolute) when the
+            # shim is not "this very install": the sources under test must win there too.
+            "PYTHONPATH": str(SRC),
             **QUIET_ENV,
         }
         env.update(self.extra_env)
@@ -175,6 +181,18 @@ class ClaudeHost:
         """Every hook-log record (``memdir hook log --full``), oldest first."""
         out = self.memdir("--json", "hook", "log", "--full", "--limit", "1000").stdout
         return list(json.loads(out))
+
+    def wait_until_ended(self, sessions: int = 1) -> list[dict[str, Any]]:
+        """Wait for ``sessions`` SessionEnd records (the hook may run detached, after ``claude``
+        exits), then return the whole hook log."""
+        log: list[dict[str, Any]] = []
+
+        def ended() -> bool:
+            log[:] = self.hook_log()
+            return sum(r["event"] == "session-end" for r in log) >= sessions
+
+        wait_for(ended, f"{sessions} session-end hook record(s)")
+        return log
 
     def install(self, *args: str) -> None:
         """``memdir install claude-code --project`` (hooks + ``.mcp.json``), as a user would."""

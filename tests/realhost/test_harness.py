@@ -3,6 +3,11 @@ and the real CLI runs against it in print, continue and stream-json modes."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import anthropic
 
 from tests.realhost.fakeapi import FakeAnthropic, Reply, ToolCall
@@ -50,3 +55,21 @@ def test_real_cli_print_continue_and_stream_json(host: ClaudeHost) -> None:
     # --continue replays the first turn to the model, then the new prompt.
     assert "marker-alpha" in resumed and "the answer is forty-two" in resumed
     assert "marker-beta" in resumed
+
+
+def test_a_missing_cli_fails_the_suite_with_the_install_command(tmp_path: Path) -> None:
+    """CI installs the CLI: without it the real-host tests fail (an error naming the fix), they
+    never skip and let a green run hide that they did not run."""
+    test = f"{Path(__file__)}::{test_real_cli_print_continue_and_stream_json.__name__}"
+    env = {**os.environ, "MEMDIR_TEST_CLAUDE": str(tmp_path / "no-such-claude")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", test],
+        cwd=Path(__file__).resolve().parents[2],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 1, proc.stdout
+    assert "1 error" in proc.stdout and "skipped" not in proc.stdout
+    assert "scripts/install-test-deps.sh" in proc.stdout

@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pytest
-
 from tests.realhost.fakeapi import Reply, ToolCall
 from tests.realhost.host import ClaudeHost
 
@@ -54,16 +52,10 @@ def test_mcp_tools_save_and_recall_through_the_host(installed: ClaudeHost) -> No
     assert "description: which image CI uses" in text and SAVED["body"] in text
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect 1 (#18, branch hostfix): Stop extraction ignores memory the agent saved "
-    "through memdir's MCP tool and writes its own copy",
-)
 def test_a_memory_saved_through_mcp_survives_stop(installed: ClaudeHost) -> None:
     save_through_mcp(installed)
     memory_dir = installed.memory_dir()
-    log = installed.hook_log()  # claude has exited: Stop ran, SessionEnd drained the worker
-    assert any(r["event"] == "session-end" for r in log)
+    log = installed.wait_until_ended()  # Stop ran, SessionEnd drained the extraction worker
     memories = sorted(p.name for p in memory_dir.glob("*.md") if p.name != "MEMORY.md")
     assert memories == ["ci_image.md"], "extraction saved the same fact a second time"
     text = (memory_dir / "ci_image.md").read_text()

@@ -75,5 +75,5 @@ def test_session_notes_come_back_after_compact(installed: ClaudeHost) -> None:
     notes = request.split("Session notes (kept across the compaction)", 1)
     assert len(notes) == 2, "SessionStart after the compaction did not bring the notes back"
     assert "release-mango-42" in notes[1]
-    events = [(r["event"], r.get("source")) for r in installed.hook_log()]
+    events = [(r["event"], r.get("source")) for r in installed.wait_until_ended(4)]
     assert ("pre-compact", None) in events and ("session-start", "compact") in events

@@ -24,6 +24,7 @@ from typing import Annotated, Any, Literal, ParamSpec, TypeVar
 
 from memdir import __version__
 from memdir.adapters.mcp_tools import LIST_LIMIT, MemoryTools, SelectorFactory
+from memdir.adapters.stdio_exit import exit_on_stop_signals
 from memdir.errors import (
     ConfigError,
     ConflictError,
@@ -315,8 +316,10 @@ def serve(
     host: str = "127.0.0.1",
     port: int = DEFAULT_HTTP_PORT,
 ) -> None:
-    """Run until the client disconnects (stdio) or the process is stopped (http)."""
+    """Run until the client disconnects (stdio: stdin EOF, or SIGINT / SIGTERM) or the process is
+    stopped (http: uvicorn's own graceful shutdown)."""
     if transport == "stdio":
+        exit_on_stop_signals()
         server.run("stdio")
     else:
         server.run("streamable-http", host=check_loopback(host), port=port)

@@ -7,9 +7,14 @@ the server itself. On stdio, stdout belongs to the protocol: nothing else is pri
 from __future__ import annotations
 
 import argparse
+import importlib.util
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memdir.cli.context import CliContext
+
+if TYPE_CHECKING:
+    from memdir.adapters.mcp_early import EarlyAnswers
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -29,11 +34,27 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(handler=cmd_mcp)
 
 
+def _before_stdio_sdk(ctx: CliContext) -> EarlyAnswers | None:
+    """What stdio serving sets up before the (slow) SDK import: signals end the process from
+    the first moment, and the handshake is answered while the SDK loads — only when the SDK is
+    there to take over (else the missing-extra error is all the client gets)."""
+    from memdir.adapters.stdio_exit import exit_on_stop_signals
+
+    exit_on_stop_signals()
+    if ctx.env.get("MEMDIR_MCP_EARLY", "1") in ("0", "off") or not importlib.util.find_spec("mcp"):
+        return None
+    from memdir import __version__
+    from memdir.adapters.mcp_early import start_early_answers
+
+    return start_early_answers(__version__)
+
+
 def cmd_mcp(ctx: CliContext) -> int:
+    args = ctx.args
+    early = _before_stdio_sdk(ctx) if args.transport == "stdio" else None
     from memdir.adapters.mcp_server import build_server, check_loopback, serve
     from memdir.prompts import build_prompt_for_paths
 
-    args = ctx.args
     if args.transport == "http":
         check_loopback(args.host)  # refuse before touching anything
     if not ctx.settings.auto_memory_enabled:
@@ -49,4 +70,6 @@ def cmd_mcp(ctx: CliContext) -> int:
     if args.transport == "http":
         ctx.out.warn(f"MCP server on http://{args.host}:{args.port}/mcp (Ctrl-C to stop)")
     serve(server, args.transport, host=args.host, port=args.port)
+    if early is not None:
+        early.close()
     return 0

@@ -1,0 +1,164 @@
+"""``memdir mcp`` answers the handshake before the MCP SDK loads (``adapters/mcp_early.py``).
+
+- The packaged manifest must equal what the SDK itself answers, for every handshake protocol
+  version: regenerate it with ``python tests/integration/test_mcp_early.py --write`` when this
+  fails after an SDK upgrade or a tool change.
+- A real client sees one answer per request (the SDK's duplicates are dropped), every tool works
+  behind the relays, and the server still ends on stdin EOF.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import memdir
+from memdir.adapters.mcp_early import DISCOVER, LISTS, MANIFEST
+from tests.integration.mcp_wire import initialize
+
+SRC = Path(memdir.__file__).resolve().parents[1]
+
+
+def spawn(tmp: Path, *, early: bool) -> subprocess.Popen[bytes]:
+    home = tmp / ("home-early" if early else "home-sdk")
+    home.mkdir(exist_ok=True)
+    env = {"HOME": str(home), "PATH": os.environ["PATH"], "PYTHONPATH": str(SRC)}
+    if not early:
+        env["MEMDIR_MCP_EARLY"] = "0"
+    return subprocess.Popen(
+        [sys.executable, "-m", "memdir", "mcp", "--dir", str(tmp / "memory")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+
+
+def converse(tmp: Path, messages: list[dict[str, Any]], *, early: bool) -> list[dict[str, Any]]:
+    """Send ``messages`` one by one (each request waits for its answer); every line received."""
+    proc = spawn(tmp, early=early)
+    assert proc.stdin is not None and proc.stdout is not None
+    received: list[dict[str, Any]] = []
+    with proc:
+        for message in messages:
+            proc.stdin.write(json.dumps(message).encode() + b"\n")
+            proc.stdin.flush()
+            if "id" in message:
+                while True:
+                    reply = json.loads(proc.stdout.readline())
+                    received.append(reply)
+                    if reply.get("id") == message["id"]:
+                        break
+        proc.stdin.close()
+        received.extend(json.loads(line) for line in proc.stdout)  # anything after the last
+        assert proc.wait(timeout=30) == 0
+    return received
+
+
+def handshake(version: str) -> list[dict[str, Any]]:
+    return [
+        initialize(version),
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        *({"jsonrpc": "2.0", "id": i, "method": m} for i, m in enumerate(LISTS, start=2)),
+    ]
+
+
+def sdk_manifest(tmp: Path) -> dict[str, Any]:
+    """What the SDK answers (early answers off), per handshake protocol version."""
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
+
+    versions: dict[str, Any] = {}
+    for version in HANDSHAKE_PROTOCOL_VERSIONS:
+        replies = {r["id"]: r["result"] for r in converse(tmp, handshake(version), early=False)}
+        init = dict(replies[1])
+        assert init.pop("protocolVersion") == version
+        init.pop("serverInfo")
+        versions[version] = {"initialize": init, **{m: replies[i] for i, m in enumerate(LISTS, 2)}}
+    return {"latest": LATEST_HANDSHAKE_VERSION, "versions": versions}
+
+
+def test_the_manifest_is_what_the_sdk_answers(tmp_path: Path) -> None:
+    assert json.loads(MANIFEST.read_text()) == sdk_manifest(tmp_path), (
+        "regenerate: python tests/integration/test_mcp_early.py --write"
+    )
+
+
+def test_early_answers_are_the_sdk_answers_once_each(tmp_path: Path) -> None:
+    for version in ("2025-06-18", "1999-01-01"):  # a known and an unknown protocol version
+        early = converse(tmp_path, handshake(version), early=True)
+        plain = converse(tmp_path, handshake(version), early=False)
+        assert [r["id"] for r in early] == [1, 2, 3, 4]  # one answer per request, in order
+        assert early == plain
+
+
+def test_a_discover_probe_is_refused_at_once_and_the_handshake_follows(tmp_path: Path) -> None:
+    """Claude Code probes ``server/discover`` first and waits ~3 s for an answer before it falls
+    back to ``initialize``: the probe is refused at once, the SDK's own later answer dropped."""
+    probe = {"jsonrpc": "2.0", "id": "probe-1", "method": DISCOVER, "params": {}}
+    call = {
+        "jsonrpc": "2.0",
+        "id": 5,
+        "method": "tools/call",
+        "params": {"name": "memory_list", "arguments": {}},
+    }
+    replies = converse(tmp_path, [probe, *handshake("2025-11-25"), call], early=True)
+    assert [r["id"] for r in replies] == ["probe-1", 1, 2, 3, 4, 5]
+    assert replies[0]["error"]["code"] == -32601
+    assert replies[1]["result"]["protocolVersion"] == "2025-11-25"
+    # The SDK never saw the probe, so it serves a plain handshake session (no envelope needed).
+    assert "error" not in replies[5] and not replies[5]["result"].get("isError"), replies[5]
+
+
+def test_stdin_eof_with_a_request_owed_loses_nothing_the_sdk_would_answer(
+    tmp_path: Path,
+) -> None:
+    """EOF ends the process at once only when nothing is owed; with a call still owed the SDK
+    gets the EOF and ends as it would alone (it answers what it answers without the relays)."""
+    call = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {"name": "memory_list", "arguments": {}},
+    }
+    answered: dict[bool, set[int]] = {}
+    for early in (True, False):
+        proc = spawn(tmp_path, early=early)
+        assert proc.stdin is not None and proc.stdout is not None
+        with proc:
+            for message in (*handshake("2025-06-18"), call):
+                proc.stdin.write(json.dumps(message).encode() + b"\n")
+            proc.stdin.close()  # all at once, then EOF: nothing waits for an answer first
+            answered[early] = {json.loads(line)["id"] for line in proc.stdout}
+            assert proc.wait(timeout=30) == 0
+    assert answered[True] >= answered[False] | {1, 2, 3, 4}
+
+
+def test_tools_work_behind_the_relays(tmp_path: Path) -> None:
+    save = {
+        "name": "memory_save",
+        "arguments": {"name": "Oat milk", "description": "coffee", "type": "user", "body": "Oat."},
+    }
+    messages = [
+        *handshake("2025-06-18"),
+        {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": save},
+        {"jsonrpc": "2.0", "id": 10, "method": "tools/list", "params": {"cursor": "x"}},
+    ]
+    replies = converse(tmp_path, messages, early=True)
+    by_id = {r["id"]: r for r in replies}
+    assert by_id[9]["result"]["structuredContent"] == {"path": "oat_milk.md", "created": True}
+    assert (tmp_path / "memory" / "oat_milk.md").read_text().startswith("---\nname: Oat milk\n")
+    assert 10 in by_id  # a paginated list is the SDK's to answer (here: an error or a page)
+
+
+if __name__ == "__main__":
+    import tempfile
+
+    if sys.argv[1:] == ["--write"]:
+        with tempfile.TemporaryDirectory() as tmp:
+            manifest = sdk_manifest(Path(tmp))
+        MANIFEST.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+        print(f"wrote {MANIFEST}")
