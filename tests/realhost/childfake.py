@@ -4,6 +4,8 @@ the user's session and the host's side requests never take them, whatever the ti
 
 from __future__ import annotations
 
+import json
+
 from tests.realhost.fakeapi import DEFAULT_REPLY, FakeAnthropic, LoggedRequest, Reply
 
 RELAYED = frozenset(f"mcp__memdir__{n}" for n in ("Read", "Grep", "Glob", "Bash", "Edit", "Write"))
@@ -17,11 +19,13 @@ def is_child(request: LoggedRequest) -> bool:
 class ChildAwareAnthropic(FakeAnthropic):
     def __init__(self) -> None:
         super().__init__()
-        self._child: list[Reply] = []
+        self._child: list[tuple[str | None, Reply]] = []
 
-    def script_child(self, *replies: Reply | str) -> None:
+    def script_child(self, *replies: Reply | str, when: str | None = None) -> None:
+        """Queue replies for child requests; with ``when``, only for a child whose request holds
+        that text (the notes child and an extraction child may run at the same time)."""
         with self._lock:
-            self._child.extend(Reply(text=r) if isinstance(r, str) else r for r in replies)
+            self._child.extend((when, Reply(text=r) if isinstance(r, str) else r) for r in replies)
 
     def child_requests(self) -> list[LoggedRequest]:
         with self._lock:
@@ -32,4 +36,9 @@ class ChildAwareAnthropic(FakeAnthropic):
             return super()._record(request)
         with self._lock:
             self.requests.append(request)
-            return self._child.pop(0) if self._child else Reply(text=DEFAULT_REPLY)
+            text = json.dumps(request.body)
+            for i, (when, reply) in enumerate(self._child):
+                if when is None or when in text:
+                    del self._child[i]
+                    return reply
+            return Reply(text=DEFAULT_REPLY)

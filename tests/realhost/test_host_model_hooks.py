@@ -200,7 +200,9 @@ def test_notes_before_compaction_are_updated_by_the_host_model_and_come_back(
         "new_string": f"{CURRENT_STATE}\n{NOTES_LINE}",
     }
     api.script_child(  # the notes child: one Edit of the one file it may touch
-        Reply(tool_calls=(ToolCall("mcp__memdir__Edit", edit),)), "Notes updated."
+        Reply(tool_calls=(ToolCall("mcp__memdir__Edit", edit),)),
+        "Notes updated.",
+        when="Always rewrite Current State",  # not an extraction child running meanwhile
     )
     host.prompt("/compact", resume=True)
     log = host.hook_log()
