@@ -61,7 +61,8 @@ RULES: list[tuple[str, RelevanceRule]] = [
     ("cosine ≥ 0.30", CosineFloor(0.30)),
     ("cosine ≥ 0.25", CosineFloor(0.25)),
     ("cosine ≥ 0.40", CosineFloor(0.40)),
-    ("evidence 0.40 / 0.15 / 0.15 (default)", DEFAULT_RULE),
+    ("evidence 0.40 / 0.18 / 0.15 (default)", DEFAULT_RULE),
+    ("evidence 0.40 / 0.15 / 0.15", EvidenceRule(0.40, 0.15, 0.15)),
     ("evidence 0.40 / 0.15 / 0.20", EvidenceRule(0.40, 0.15, 0.20)),
     ("evidence 0.40 / 0.20 / 0.20", EvidenceRule(0.40, 0.20, 0.20)),
     ("evidence 0.35 / 0.15 / 0.15", EvidenceRule(0.35, 0.15, 0.15)),
@@ -214,7 +215,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             '"Overall" pools the no-shared-word and #9 answerable requests (right memory '
             "surfaced) and the unrelated and #9 unanswerable ones (anything surfaced). "
             "Priors a / b / c: an applies_when word with cosine ≥ a (user, feedback) or ≥ b "
-            "(project, reference), two words with cosine ≥ c.",
+            "(project, reference), two words of one situation with cosine ≥ c; the default is 0.20 / 0.30 / 0.00 with evidence 0.40 / 0.18 / 0.15.",
             "",
             task_tables(work, data, minilm, model),
         ]
