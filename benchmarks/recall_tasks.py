@@ -23,7 +23,7 @@ from memdir.recall.lexical import TermAnalyzer
 from memdir.recall.local import LocalSelector
 from memdir.recall.relevance import DEFAULT_RULE, EvidenceRule, KeepAll, RelevanceRule
 
-BEFORE_RULE = EvidenceRule(typed_prior=None)
+BEFORE_RULE = EvidenceRule(weak=0.15, typed_prior=None)
 
 
 def held_out(i: int) -> bool:
@@ -121,9 +121,11 @@ def arms(
         ),
         ("no gate (ranking ceiling), rules' applies_when", after, old_after, KeepAll()),
         ("applies_when by rules + type priors (default)", after, old_after, DEFAULT_RULE),
-        ("priors 0.15 / 0.25 / 0.00", after, old_after, EvidenceRule(typed_prior=0.15)),
+        ("default with weak 0.15 (the #9 bar)", after, old_after, EvidenceRule(weak=0.15)),
+        ("priors 0.20 / 0.25 / 0.00", after, old_after, EvidenceRule(narrow_prior=0.25)),
+        ("priors 0.15 / 0.30 / 0.00", after, old_after, EvidenceRule(typed_prior=0.15)),
         (
-            "priors 0.25 / 0.25 / 0.15",
+            "priors 0.25 / 0.30 / 0.15",
             after,
             old_after,
             EvidenceRule(typed_prior=0.25, pair_prior=0.15),

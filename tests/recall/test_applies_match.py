@@ -20,7 +20,9 @@ EXPLAIN = "explaining, describing or teaching a concept; walking through how som
         ("Bring a date-picker dependency into the console", [DEPENDENCY], True),
         ("Write a haiku about autumn", ["writing shell scripts and automation"], False),
         ("Explain what a closure is", [EXPLAIN], True),  # "explain" is a BM25 stopword
-        ("What is a mutex?", [EXPLAIN], True),  # a concept question asks for an explanation
+        # A question's form is not a situation word: it matched nearly every question.
+        ("What's a good name for a list of users?", [EXPLAIN], False),
+        ("Teach me what a pointer is", [EXPLAIN], True),
         ("Convert 72 Fahrenheit to Celsius", [DEPENDENCY, EXPLAIN], False),
     ],
 )
@@ -29,6 +31,21 @@ def test_match(query: str, situations: list[str], matched: bool) -> None:
     found = matcher.match(matcher.query_terms(query), situations)
     assert found.specific is matched
     assert bool(found.situations) is matched
+
+
+def test_best_counts_words_of_one_situation() -> None:
+    """Two request words in one situation is a match; one word in each of two is chance."""
+    matcher = AppliesMatcher()
+    secrets = "handling passwords, tokens, API keys, credentials or other secrets"
+    scripts = "writing shell scripts and automation"
+    found = matcher.match(
+        matcher.query_terms("handle Ctrl-C in a Python script"), [secrets, scripts]
+    )
+    assert len(found.words) == 2 and found.best == 1
+    found = matcher.match(
+        matcher.query_terms("Install the charting library"), [secrets, DEPENDENCY]
+    )
+    assert found.best == 2 and found.situations == (DEPENDENCY,)
 
 
 def test_only_a_stored_list_joins_the_bm25_text(tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ def doc(semantic: float, coverage: float) -> ScoredDoc:
         (0.20, 0.10, False),  # weak meaning, a chance word
         (0.10, 0.90, False),  # words without meaning (a rare word in an unrelated request)
         (0.35, 0.14, False),
+        (0.16, 0.60, False),  # under the weak bar (0.18 since the applies_when clauses)
     ],
 )
 def test_evidence_rule(semantic: float, coverage: float, kept: bool) -> None:
@@ -86,27 +87,40 @@ def test_cjk_questions_need_words_with_an_english_model() -> None:
     assert rule_for("all-MiniLM-L6-v2-int8") is DEFAULT_RULE
 
 
-def typed(semantic: float, mtype: str, words: tuple[str, ...]) -> ScoredDoc:
+def typed(semantic: float, mtype: str, words: tuple[str, ...], best: int = 0) -> ScoredDoc:
     return ScoredDoc(
-        "m.md", 1.0, 0.0, semantic, "m", "", 0.0, mtype, words, ("a situation",) * bool(words)
+        "m.md",
+        1.0,
+        0.0,
+        semantic,
+        "m",
+        "",
+        0.0,
+        mtype,
+        words,
+        ("a situation",) * bool(words),
+        best or min(len(words), 1),
     )
 
 
 @pytest.mark.parametrize(
-    ("semantic", "mtype", "words", "kept"),
+    ("semantic", "mtype", "words", "best", "kept"),
     [
-        (0.22, "feedback", ("depend",), True),  # broad type: its prior is low
-        (0.22, "project", ("depend",), False),  # narrow type needs more topical evidence
-        (0.27, "project", ("depend",), True),
-        (0.05, "reference", ("instal", "librari"), True),  # two situation words
-        (-0.05, "feedback", ("instal", "librari"), False),
-        (0.30, "feedback", (), False),  # no situation matched: the rule before #20
+        (0.22, "feedback", ("depend",), 1, True),  # broad type: its prior is low
+        (0.27, "project", ("depend",), 1, False),  # narrow type needs more topical evidence
+        (0.31, "project", ("depend",), 1, True),
+        (0.05, "reference", ("instal", "librari"), 2, True),  # two words of one situation
+        # Two words, each from a different situation ("handle … script"): one word's prior.
+        (0.11, "reference", ("handl", "script"), 1, False),
+        (0.22, "feedback", ("handl", "script"), 1, True),
+        (-0.05, "feedback", ("instal", "librari"), 2, False),
+        (0.30, "feedback", (), 0, False),  # no situation matched: the rule before #20
     ],
 )
 def test_applies_when_evidence_and_type_priors(
-    semantic: float, mtype: str, words: tuple[str, ...], kept: bool
+    semantic: float, mtype: str, words: tuple[str, ...], best: int, kept: bool
 ) -> None:
-    doc = typed(semantic, mtype, words)
+    doc = typed(semantic, mtype, words, best)
     reason = DEFAULT_RULE.drop_reason(doc)
     assert (reason is None) is kept
     if kept:

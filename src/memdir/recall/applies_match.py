@@ -7,11 +7,14 @@ in ``--explain`` and costs a set intersection over the few ranked candidates.
 
 Words any request may use ("write", "add", "make", "run" …) do not count on their own: "write a
 haiku" must not match "writing shell scripts". They still count next to a specific word.
+
+A question's form is not a situation word: "what is …" / "how does …" once counted as "explain",
+which matched the user-profile memory to nearly every concept question and to "what's a good
+name for …" alike (docs/benchmarks.md, "Recall for tasks"); only the words the request uses count.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -25,20 +28,13 @@ GENERIC_WORDS = (
 )
 
 
-# A question about a concept ("what is a closure", "how does GC decide …") asks for an
-# explanation as much as "explain …" does.
-_CONCEPT_QUESTION = re.compile(
-    r"^\s*(what\s+(is|are|does|do)|what's|how\s+(does|do|is|are)|why\s+(does|do|is|are))\b",
-    re.IGNORECASE,
-)
-
-
 @dataclass(frozen=True, slots=True)
 class AppliesMatch:
     """The request's words found in a memory's situations, and those situations."""
 
     words: tuple[str, ...] = ()
     situations: tuple[str, ...] = ()
+    best: int = 0  # most request words found in any one situation (two in one: a real match)
 
     @property
     def specific(self) -> bool:
@@ -60,7 +56,6 @@ class AppliesMatcher:
         self.analyzer = analyzer or TermAnalyzer(MATCH_ANALYZER)
         self.generic = frozenset(self.analyzer.terms(GENERIC_WORDS))
         self._cache: dict[str, frozenset[str]] = {}
-        self._explain = frozenset(self.analyzer.terms("explain"))
 
     def _terms(self, situation: str) -> frozenset[str]:
         found = self._cache.get(situation)
@@ -72,21 +67,21 @@ class AppliesMatcher:
         return found
 
     def query_terms(self, query: str) -> frozenset[str]:
-        terms = frozenset(self.analyzer.terms(query))
-        if _CONCEPT_QUESTION.search(query):
-            terms |= self._explain
-        return terms
+        return frozenset(self.analyzer.terms(query))
 
     def match(self, query_terms: frozenset[str], situations: Sequence[str]) -> AppliesMatch:
         words: set[str] = set()
-        hit: list[str] = []
+        hit: list[tuple[int, str]] = []
         for situation in situations:
             shared = query_terms & self._terms(situation)
             specific = shared - self.generic
             if specific:
                 words |= specific
-                hit.append(situation)
-        return AppliesMatch(tuple(sorted(words)), tuple(hit))
+                hit.append((len(specific), situation))
+        # The situation with the most request words first: it is the one --explain shows.
+        hit.sort(key=lambda h: -h[0])
+        best = hit[0][0] if hit else 0
+        return AppliesMatch(tuple(sorted(words)), tuple(s for _, s in hit), best)
 
 
 __all__ = ["GENERIC_WORDS", "AppliesMatch", "AppliesMatcher"]

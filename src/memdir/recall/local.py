@@ -219,6 +219,7 @@ class LocalSelector:
                         type=doc.type,
                         applies_words=applies.words,
                         applies_situations=applies.situations,
+                        applies_best=applies.best,
                     )
                 )
             return out
