@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -166,6 +167,10 @@ def test_new_user_flow_install_then_a_session_through_the_installed_commands(
         "project",
         "Before tagging: bump CHANGELOG, run the smoke tests, tag from main.\n",
     )
+    # saved well before this session (a write within the clock slack of a turn counts as the
+    # agent's own, and Stop extraction would rightly skip that turn)
+    old = time.time() - 3600
+    os.utime(host.memory_dir / "release_checklist.md", (old, old))
     s = host.session()
 
     def run(event: str, **extra: Any) -> subprocess.CompletedProcess[str]:
