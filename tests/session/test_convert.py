@@ -159,3 +159,22 @@ def test_malformed_blocks_found_by_fuzzing_are_skipped() -> None:
     assert sum("malformed" in i for i in issues) == 2
     assert [m.uuid for m in messages] == ["1"]
     assert messages[0].content[0]["content"] == '{"not": "text"}'
+
+
+def test_a_tool_result_inside_an_assistant_entry_is_kept_as_text() -> None:
+    # found by fuzzing the merged reply rebuild: an assistant entry holding a tool_result block
+    entries = [
+        {
+            "type": "assistant",
+            "uuid": "a",
+            "message": {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "", "content": "42 rows"}],
+            },
+        }
+    ]
+    messages, _ = messages_from_entries(entries)  # type: ignore[arg-type]
+    fixed, issues = repair(messages)
+    assert api_shape_problems(to_api(fixed)) == []
+    assert any("42 rows" in str(m.content) for m in fixed)
+    assert any("kept as text" in i for i in issues)

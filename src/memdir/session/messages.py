@@ -257,6 +257,11 @@ def _block_problems(b: Mapping[str, Any]) -> list[str]:
     return []
 
 
+def _as_text(block: ContentBlock) -> ContentBlock:
+    """A tool_result that cannot stand where it is, as text (its content is not lost)."""
+    return {"type": "text", "text": f"[tool result]\n{result_text(block.get('content'))}"}
+
+
 def repair(messages: Sequence[ChatMessage]) -> tuple[list[ChatMessage], list[str]]:
     """A conversation the API accepts, made from ``messages``, and a note for every change.
 
@@ -290,7 +295,10 @@ def repair(messages: Sequence[ChatMessage]) -> tuple[list[ChatMessage], list[str
         if m.role == "assistant":
             if pending and not (out and out[-1].role == "assistant"):
                 close_pending()
-            content = [b for b in m.content if _nonempty(b)]
+            content = [_as_text(b) if b.get("type") == "tool_result" else b for b in m.content]
+            if content != list(m.content):  # a malformed entry: the API refuses it there
+                issues.append(f"tool_result in assistant message {m.uuid} kept as text")
+            content = [b for b in content if _nonempty(b)]
             if not content:
                 issues.append(f"empty assistant message {m.uuid} dropped")
                 continue
@@ -310,9 +318,7 @@ def repair(messages: Sequence[ChatMessage]) -> tuple[list[ChatMessage], list[str
                     kept.append(b)
                 else:
                     issues.append(f"tool_result {tid} without its tool_use kept as text")
-                    kept.append(
-                        {"type": "text", "text": f"[tool result]\n{result_text(b.get('content'))}"}
-                    )
+                    kept.append(_as_text(b))
             elif _nonempty(b):
                 kept.append(b)
         kept = [b for b in kept if _nonempty(b)]

@@ -261,3 +261,21 @@ def test_a_fallback_is_told_to_the_user_once_per_session(cli: Cli, tmp_path: Pat
     assert len(rows) == 2 and all("not installed" in str(r["fallback"]) for r in rows)
     notices = SessionStore(hc.cache_dir).load("s-fb").notices
     assert sum("host model unavailable" in n for n in notices) == 1, notices
+
+
+def test_session_start_waits_for_a_notes_worker_that_has_not_taken_its_lock_yet(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """Regression: pre-compact spawned the worker and returned; a quick session-start saw no lock
+    yet, did not wait, and re-injected the notes before the model's update (a race in CI)."""
+    from memdir.adapters.claude_code.notes_worker import (
+        mark_notes_pending,
+        run_notes_worker,
+        wait_for_notes,
+    )
+
+    hc = cli.hook_context(MEMDIR_HOST_MODEL="off")
+    mark_notes_pending(hc, "s-notes")  # spawned, not started: no lock is held yet
+    assert not wait_for_notes(hc, "s-notes", timeout=0.2)
+    run_notes_worker(hc, "s-notes", _transcript(tmp_path, cli.cwd))  # the worker ends
+    assert wait_for_notes(hc, "s-notes", timeout=0.2)

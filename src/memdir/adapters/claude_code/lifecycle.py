@@ -249,6 +249,9 @@ def _update_notes(inp: HookInput, hc: HookContext) -> str:
         return f"not updated: {outcome.error}"
     done = f"updated ({outcome.messages_covered} messages)" if outcome.changed else "unchanged"
     if _model_for_background(hc):
+        from memdir.adapters.claude_code.notes_worker import mark_notes_pending
+
+        mark_notes_pending(hc, inp.session_id)
         _spawn_worker(hc, inp.session_id, transcript, "notes-worker")  # the model improves them
         done += "; model update started in the background"
     return done

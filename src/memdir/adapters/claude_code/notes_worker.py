@@ -15,6 +15,7 @@ leaves the offline notes as they were (the updater rolls back a broken structure
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,9 +35,35 @@ def notes_lock(hc: HookContext, session_id: str) -> FileLock:
     return extract_lock(hc.sessions, session_id, "notes")
 
 
+def _pending_marker(hc: HookContext, session_id: str) -> Path:
+    return hc.sessions.lock_path(session_id, "notes-pending")
+
+
+def mark_notes_pending(hc: HookContext, session_id: str) -> None:
+    """Say a notes worker is on its way, before spawning it: until the new process takes its
+    lock, the lock alone would tell ``session-start`` that nothing runs."""
+    marker = _pending_marker(hc, session_id)
+    marker.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    marker.touch(mode=0o600)
+
+
+def _pending(hc: HookContext, session_id: str) -> bool:
+    try:
+        age = time.time() - _pending_marker(hc, session_id).stat().st_mtime
+    except OSError:
+        return False
+    return age < NOTES_WAIT_SECONDS  # an older marker is a worker that died: stop waiting
+
+
 def wait_for_notes(hc: HookContext, session_id: str, timeout: float = NOTES_WAIT_SECONDS) -> bool:
-    """Wait until no notes worker runs for the session; False if ``timeout`` passed first."""
-    return wait_idle(hc.sessions, session_id, timeout, "notes")
+    """Wait until no notes worker is starting or running for the session; False if ``timeout``
+    passed first."""
+    deadline = time.monotonic() + timeout
+    while _pending(hc, session_id):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+    return wait_idle(hc.sessions, session_id, max(0.0, deadline - time.monotonic()), "notes")
 
 
 def run_notes_worker(hc: HookContext, session_id: str, transcript: Path) -> dict[str, Any]:
@@ -51,7 +78,7 @@ def run_notes_worker(hc: HookContext, session_id: str, transcript: Path) -> dict
     except LockHeldError:
         row["skipped"] = "another notes update runs"
         hooklog.record(hc.cache_dir, row)
-        return row
+        return row  # the marker stays: the running worker clears it
     try:
         provider = background_provider(
             hc.settings, hc.env, cwd=hc.paths.cwd, purpose="notes", session=session_id
@@ -64,6 +91,8 @@ def run_notes_worker(hc: HookContext, session_id: str, transcript: Path) -> dict
         lock.release()
     row["ms"] = round((time.monotonic() - started) * 1000, 1)
     hooklog.record(hc.cache_dir, row)
+    with contextlib.suppress(OSError):  # the row is written: session-start may go on
+        _pending_marker(hc, session_id).unlink()
     return row
 
 
