@@ -3,7 +3,6 @@ does, end to end, against a real ``memdir ui`` process."""
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Iterator
@@ -21,12 +20,11 @@ from tests.ui.browser import CHROMIUM, CHROMIUM_ARGS, have_chromium, running_ui
 from tests.ui.conftest import Ui, replay_hooks
 from tests.ui.xss import plant_xss
 
-if not have_chromium():  # CI installs it (scripts/install-test-deps.sh); never skip there
-    if os.environ.get("CI"):
-        raise RuntimeError(f"no Chromium at {CHROMIUM}: run scripts/install-test-deps.sh")
-    pytest.skip(f"no Chromium at {CHROMIUM}", allow_module_level=True)
+# scripts/install-test-deps.sh installs Chromium: a missing one fails the suite, never skips it
+if not have_chromium():
+    raise RuntimeError(f"no Chromium at {CHROMIUM}: run scripts/install-test-deps.sh")
 
-sync_api = pytest.importorskip("playwright.sync_api")
+import playwright.sync_api as sync_api
 
 
 @pytest.fixture(scope="module")
