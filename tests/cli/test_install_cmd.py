@@ -71,6 +71,36 @@ def test_install_project_then_uninstall_leaves_no_trace(cli: Cli) -> None:
     assert not (cli.project / ".mcp.json").exists()
 
 
+def _hooks(settings: dict[str, Any]) -> list[dict[str, Any]]:
+    return [h for groups in settings["hooks"].values() for g in groups for h in g["hooks"]]
+
+
+def test_no_hook_is_async_and_a_reinstall_drops_an_old_async(cli: Cli) -> None:
+    """Issue #18.8: in `claude -p` the host kills an `async` hook still running at exit and then
+    waits ~1.5 s; `stop` and `session-end` answer at once instead (their work is detached)."""
+    assert cli("install", "claude-code", "--project")[0] == 0
+    path = cli.project / ".claude" / "settings.json"
+    settings = json.loads(path.read_text())
+    assert not any("async" in hook for hook in _hooks(settings))
+    # what an earlier memdir wrote: stop and session-end async, session-end with 60 s
+    for event in ("Stop", "SessionEnd"):
+        hook = settings["hooks"][event][0]["hooks"][0]
+        hook["async"], hook["timeout"] = True, 60
+    settings["hooks"]["Stop"][0]["hooks"].append(
+        {"type": "command", "command": "mine", "async": True}
+    )
+    path.write_text(json.dumps(settings, indent=2) + "\n")
+
+    code, out, _ = cli("install", "claude-code", "--project")
+    assert code == 0 and out["files"][0]["changed"] is True
+    after = json.loads(path.read_text())
+    mine = [h for h in _hooks(after) if h["command"] == "mine"]
+    assert mine == [{"type": "command", "command": "mine", "async": True}]  # not memdir's
+    ours = [h for h in _hooks(after) if h["command"] != "mine"]
+    assert len(ours) == 5 and not any("async" in hook for hook in ours)
+    assert after["hooks"]["SessionEnd"][0]["hooks"][0]["timeout"] == 15
+
+
 def test_user_install_merges_into_existing_files_and_uninstall_restores_bytes(cli: Cli) -> None:
     settings = cli.home / ".claude" / "settings.json"
     settings.parent.mkdir()
@@ -196,6 +226,7 @@ def test_new_user_flow_install_then_a_session_through_the_installed_commands(
     )
     assert notice["systemMessage"] == "Saved 1 memory"
     assert run("session-end", reason="other").returncode == 0
+    s.wait_ended()  # its worker finishes before the project goes
     assert host.memdir("uninstall", "claude-code", "--project").returncode == 0
     assert not (host.project / ".claude" / "settings.json").exists()
     assert sys.executable  # the hooks ran under this interpreter's install

@@ -183,15 +183,15 @@ class ClaudeHost:
         return list(json.loads(out))
 
     def wait_until_ended(self, sessions: int = 1) -> list[dict[str, Any]]:
-        """Wait for ``sessions`` SessionEnd records (the hook may run detached, after ``claude``
-        exits), then return the whole hook log."""
+        """Wait for ``sessions`` finished session ends (``session-end`` hands its work to a
+        detached worker, which may finish after ``claude`` exits), then return the hook log."""
         log: list[dict[str, Any]] = []
 
         def ended() -> bool:
             log[:] = self.hook_log()
-            return sum(r["event"] == "session-end" for r in log) >= sessions
+            return sum(r["event"] == "session-end-worker" for r in log) >= sessions
 
-        wait_for(ended, f"{sessions} session-end hook record(s)")
+        wait_for(ended, f"{sessions} session-end worker record(s)")
         return log
 
     def install(self, *args: str) -> None:

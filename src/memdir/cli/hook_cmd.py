@@ -52,6 +52,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     dw = events.add_parser("dream-worker")  # internal: the model dream at session end
     dw.add_argument("--session", required=True)
     dw.set_defaults(handler=cmd_dream_worker)
+    ew = events.add_parser("end-worker")  # internal: the session's end, off the host's wait
+    ew.add_argument("--session", required=True)
+    ew.add_argument("--transcript", type=Path, default=None)
+    ew.add_argument("--reason", default=None)
+    ew.set_defaults(handler=cmd_end_worker)
 
 
 def hook_flags(ctx: CliContext) -> Any:
@@ -247,6 +252,14 @@ def cmd_notes_worker(ctx: CliContext) -> int:
 
     row = run_notes_worker(hook_context(ctx), ctx.args.session, ctx.args.transcript)
     ctx.out.data(row)
+    return 0
+
+
+def cmd_end_worker(ctx: CliContext) -> int:
+    from memdir.adapters.claude_code.end_worker import run_end_worker
+
+    args = ctx.args
+    ctx.out.data(run_end_worker(hook_context(ctx), args.session, args.transcript, args.reason))
     return 0
 
 

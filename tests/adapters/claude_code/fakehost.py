@@ -89,8 +89,7 @@ class FakeHost:
             input=raw,
             capture_output=True,
             cwd=self.project,
-            env=self.env,
-            **{"timeout": 120, **kw},
+            **{"timeout": 120, "env": self.env, **kw},
         )
         return HookRun(proc.returncode, proc.stdout.decode(), proc.stderr.decode())
 
@@ -234,6 +233,20 @@ class FakeSession:
             ):
                 last = entry.get("uuid")
         return last
+
+    def wait_ended(self, timeout: float = 60.0) -> dict[str, Any]:
+        """The ``session-end-worker`` row: the work ``session-end`` handed to its worker, done."""
+        deadline = time.monotonic() + timeout
+        while True:
+            log = json.loads(
+                self.host.memdir("--json", "hook", "log", "--session", self.session_id).stdout
+            )
+            rows = [row for row in log if row["event"] == "session-end-worker"]
+            if rows:
+                return dict(rows[-1])
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the session-end worker did not finish: {log}")
+            time.sleep(0.1)
 
     def wait_extracted(self, timeout: float = 60.0) -> SessionState:
         """Until the extraction cursor reaches the transcript's last main-thread message."""

@@ -9,6 +9,7 @@ their own state, and every bad input still exits 0 with nothing injected.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -50,8 +51,12 @@ MEMORIES = {
 def host(tmp_path: Path) -> Iterator[FakeHost]:
     fake = FakeHost(tmp_path)
     store = MemoryStore(fake.memory_dir)
+    # saved well before the session: a memory written within the clock slack of a turn counts
+    # as the agent's own write, and Stop extraction rightly skips that turn
+    old = time.time() - 3600
     for rel, (name, description, kind, body) in MEMORIES.items():
         store.create(name, description, kind, body, rel=f"{rel}.md")
+        os.utime(fake.memory_dir / f"{rel}.md", (old, old))
     yield fake
     fake.stop_daemon()
 
@@ -138,11 +143,13 @@ def test_a_session_end_to_end(host: FakeHost) -> None:
     assert single.code == 0 and single.stdout == ""
     end = s.hook("session-end", reason="prompt_input_exit")
     assert end.code == 0 and end.stdout == "" and end.stderr == ""
+    finished = s.wait_ended()  # the hook handed the drain, extraction and dream to its worker
+    assert finished["drained"] is True and finished["reason"] == "prompt_input_exit"
 
     log = json.loads(host.memdir("--json", "hook", "log", "--session", s.session_id).stdout)
     events = [row["event"] for row in log]
     assert events.count("user-prompt-submit") == 7
-    assert "extract" in events and events[-1] == "session-end"
+    assert "extract" in events and "session-end" in events and events[-1] == "session-end-worker"
     injected = [p for row in log for p in row.get("injected", [])]
     assert len(injected) == len(set(injected)) == 2
 
@@ -342,7 +349,7 @@ def test_every_event_is_answered_by_a_running_daemon(host: FakeHost) -> None:
     end = s.hook("session-end", reason="other")
     assert end.code == 0 and end.stderr == ""
     log = json.loads(host.memdir("--json", "hook", "log", "--session", s.session_id).stdout)
-    hooks = [row for row in log if row["event"] != "extract"]
+    hooks = [row for row in log if row["event"] not in ("extract", "session-end-worker")]
     assert [row["event"] for row in hooks] == [
         "session-start",
         "user-prompt-submit",

@@ -11,7 +11,7 @@ import pytest
 
 from memdir.store import MemoryStore
 from memdir.transcripts import new_uuid
-from tests.adapters.claude_code.fakehost import FakeHost
+from tests.adapters.claude_code.fakehost import FakeHost, FakeSession
 
 BODY = "Deploys go out from the release branch only, after the smoke tests pass."
 
@@ -34,11 +34,9 @@ def _past_sessions(fake: FakeHost, count: int) -> None:
         (transcripts / f"{new_uuid()}.jsonl").write_text("{}\n")
 
 
-def _dream_field(fake: FakeHost, session_id: str) -> str:
-    log = json.loads(fake.memdir("--json", "hook", "log", "--session", session_id).stdout)
-    ends = [row for row in log if row["event"] == "session-end"]
-    assert len(ends) == 1
-    return str(ends[0]["dream"])
+def _dream_field(s: FakeSession) -> str:
+    """What the session-end worker's dream step said (the hook itself only starts the worker)."""
+    return str(s.wait_ended()["dream"])
 
 
 @pytest.fixture
@@ -56,7 +54,7 @@ def test_open_gate_dreams_and_stamps_the_lock(host: FakeHost) -> None:
     end = s.hook("session-end", reason="prompt_input_exit")
     assert end.code == 0 and end.stdout == "" and end.stderr == ""
 
-    assert _dream_field(host, s.session_id).startswith("Improved")
+    assert _dream_field(s).startswith("Improved")
     lock = memory_dir / ".consolidate-lock"
     assert lock.stat().st_mtime >= before - 1  # the last-consolidated time moved to now
     retired = [
@@ -70,7 +68,7 @@ def test_open_gate_dreams_and_stamps_the_lock(host: FakeHost) -> None:
     # a second session ending right away finds the gate closed (24 h since the last dream)
     again = host.session()
     assert again.hook("session-end", reason="other").code == 0
-    assert _dream_field(host, again.session_id).startswith("gate closed")
+    assert _dream_field(again).startswith("gate closed")
 
 
 def test_too_few_sessions_leave_memory_untouched(host: FakeHost) -> None:
@@ -79,7 +77,7 @@ def test_too_few_sessions_leave_memory_untouched(host: FakeHost) -> None:
     before = {p.name: p.read_bytes() for p in memory_dir.glob("*.md")}
     s = host.session()
     assert s.hook("session-end", reason="other").code == 0
-    assert _dream_field(host, s.session_id).startswith("gate closed")
+    assert _dream_field(s).startswith("gate closed")
     assert {p.name: p.read_bytes() for p in memory_dir.glob("*.md")} == before
     assert not (memory_dir / ".consolidate-lock").exists()
 
@@ -113,7 +111,7 @@ def test_with_a_model_the_dream_runs_in_a_worker_and_falls_back_offline(
         s = fake.session()
         end = s.hook("session-end", reason="other")
         assert end.code == 0 and end.stdout == "" and end.stderr == ""
-        assert _dream_field(fake, s.session_id).startswith("checked in the background")
+        assert _dream_field(s).startswith("checked in the background")
         wait_for(lambda: bool(_dream_rows(fake)), "the dream worker")
         (row,) = _dream_rows(fake)
         assert row["ran"] is True and row["reason"] == "ran", row

@@ -43,11 +43,11 @@ HOOK_TIMEOUTS = {
     "user-prompt-submit": 15,
     "stop": 15,
     "pre-compact": 60,
-    "session-end": 60,
+    "session-end": 15,
 }
-# Events whose work the host need not wait for (extraction, the session-end drain and dream):
-# Claude Code runs an ``async`` command hook in the background.
-ASYNC_EVENTS = frozenset({"stop", "session-end"})
+# No hook is installed ``async``: in ``claude -p`` the host kills an async hook still running
+# when the session ends and then waits ~1.5 s, longer than memdir's hooks take. ``stop`` and
+# ``session-end`` answer at once instead: their work runs in detached workers.
 
 
 @dataclass
@@ -93,7 +93,6 @@ def hook_specs(command: Sequence[str]) -> list[sm.HookSpec]:
             f"{prefix} hook {word}",
             HOOK_TIMEOUTS[word],
             matcher="" if host_name in ("SessionStart", "PreCompact", "SessionEnd") else None,
-            run_async=word in ASYNC_EVENTS,
         )
         for word, host_name in EVENTS.items()
     ]

@@ -9,6 +9,7 @@ and ``MEMORY.md`` to the host, which already puts them in its system prompt.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +22,6 @@ if TYPE_CHECKING:
     from memdir.store import MemoryStore
 
 SESSION_START_CHARS = 8_000
-DRAIN_SECONDS = 30.0
 
 # -- session-start --------------------------------------------------------------------------
 
@@ -171,7 +171,7 @@ def stop(inp: HookInput, hc: HookContext) -> str:
             state.extract_pending = True
         log_event(hc, inp, started, extraction="queued behind the running one")
         return ""
-    _spawn_worker(hc, inp.session_id, transcript)
+    spawn_worker(hc, inp.session_id, transcript)
     log_event(hc, inp, started, extraction=f"started ({mode})")
     return ""
 
@@ -186,7 +186,7 @@ def _transcript(inp: HookInput, hc: HookContext) -> tuple[Path | None, str]:
         return None, str(exc)
 
 
-def _model_for_background(hc: HookContext) -> bool:
+def model_for_background(hc: HookContext) -> bool:
     """A model worker is worth spawning: a model is configured (a host CLI that is present)."""
     from memdir.adapters.claude_code.hostmodel import HOST_SPEC_PREFIX, background_spec
 
@@ -200,13 +200,17 @@ def _model_for_background(hc: HookContext) -> bool:
     return True
 
 
-def _spawn_worker(
-    hc: HookContext, session_id: str, transcript: Path | None, worker: str = "extract-worker"
+def spawn_worker(
+    hc: HookContext,
+    session_id: str,
+    transcript: Path | None,
+    worker: str = "extract-worker",
+    extra: Sequence[str] = (),
 ) -> None:
     import subprocess
 
     base = [*hc.worker_command[:-1], worker] if hc.worker_command else []
-    command = [*base, "--session", session_id]
+    command = [*base, "--session", session_id, *extra]
     if transcript is not None:
         command += ["--transcript", str(transcript)]
     log_file = hc.cache_dir / "hooks" / "worker.log"
@@ -248,69 +252,30 @@ def _update_notes(inp: HookInput, hc: HookContext) -> str:
     if not outcome.ok:
         return f"not updated: {outcome.error}"
     done = f"updated ({outcome.messages_covered} messages)" if outcome.changed else "unchanged"
-    if _model_for_background(hc):
+    if model_for_background(hc):
         from memdir.adapters.claude_code.notes_worker import mark_notes_pending
 
         mark_notes_pending(hc, inp.session_id)
-        _spawn_worker(hc, inp.session_id, transcript, "notes-worker")  # the model improves them
+        spawn_worker(hc, inp.session_id, transcript, "notes-worker")  # the model improves them
         done += "; model update started in the background"
     return done
 
 
 def session_end(inp: HookInput, hc: HookContext) -> str:
-    """Drain the extraction, catch up on turns it missed, push team memory when configured."""
-    from memdir.adapters.claude_code.extraction import wait_idle
+    """Hand the session's end to a detached worker (``end_worker``) and answer at once.
 
+    The host waits for this hook: ``claude -p`` exits only after it, and an ``async`` hook still
+    running at exit is killed and waited on (~1.5 s in Claude Code 2.1). So nothing here waits
+    for the extraction, a model, the team server or a dream."""
     started = time.perf_counter()
-    done: dict[str, Any] = {"reason": inp.reason}
-    sessions = hc.sessions
-    done["drained"] = wait_idle(sessions, inp.session_id, DRAIN_SECONDS)
     transcript, _refused = _transcript(inp, hc)
-    if done["drained"] and hc.extraction and transcript is not None:
-        if hc.extraction == "model" and hc.make_extractor is None:
-            # a model call may outlast the hook's timeout: the detached worker does it
-            _spawn_worker(hc, inp.session_id, transcript)
-            done["final_extraction"] = "started in the background"
-        else:
-            report = run_extraction(hc, inp.session_id, transcript)
-            done["final_extraction_runs"] = report.runs
-    done["team_push"] = _team_push(hc)
-    done["dream"] = _dream_gate(hc, inp.session_id)
-    log_event(hc, inp, started, **done)
+    if not hc.worker_command:
+        log_event(hc, inp, started, reason=inp.reason, finish="not started (no worker command)")
+        return ""
+    reason = ["--reason", inp.reason] if inp.reason else []
+    spawn_worker(hc, inp.session_id, transcript, "end-worker", reason)
+    log_event(hc, inp, started, reason=inp.reason, finish="started in the background")
     return ""
-
-
-def _dream_gate(hc: HookContext, session_id: str) -> str:
-    """Check the dream gate (cheap when closed); when it is open, dream offline now.
-
-    The session is over, so the host waits for nothing but this process. The offline dreamer
-    (no model, word-overlap duplicates) takes seconds, keeps a snapshot (``memdir dream undo``)
-    and holds the consolidation lock, so a parallel session's hook never dreams at the same
-    time. In the ``--claude`` layout the host consolidates its own directory: memdir leaves it.
-    """
-    from memdir.consolidate.factory import default_dreamer, dream_gate
-    from memdir.consolidate.run import maybe_dream_sync
-
-    gate = dream_gate(hc.settings, hc.paths)
-    if not hc.settings.claude_mode and gate.enabled and _model_for_background(hc):
-        # a model dream may outlast the hook: the detached worker checks the gate and dreams
-        _spawn_worker(hc, session_id, None, "dream-worker")
-        return "checked in the background (model dream when the gate is open)"
-    if hc.settings.claude_mode:
-        result = gate.check(current_session=session_id)
-        return (
-            "gate open; left to the host in the --claude layout"
-            if result.open
-            else (f"gate closed ({result.reason})")
-        )
-    store = _store(hc)
-    # maybe_dream checks the gate itself: a second check would trip the 10-minute scan throttle
-    outcome = maybe_dream_sync(gate, default_dreamer(store, hc.paths), current_session=session_id)
-    if outcome.gate is not None and not outcome.gate.open:
-        return f"gate closed ({outcome.gate.reason})"
-    if not outcome.ran:
-        return f"not run ({outcome.reason})"
-    return outcome.notice or "ran; nothing to improve"
 
 
 def run_extraction(hc: HookContext, session_id: str, transcript: Path) -> Any:
@@ -328,7 +293,7 @@ def run_extraction(hc: HookContext, session_id: str, transcript: Path) -> Any:
     )
 
 
-def _store(hc: HookContext) -> MemoryStore:
+def hook_store(hc: HookContext) -> MemoryStore:
     """The memory dir's store with every credential guard the settings ask for: the detached
     extraction worker and the session-end dream write through exactly what the CLI does."""
     from memdir.team.guard import guarded_store
@@ -341,7 +306,7 @@ def _store(hc: HookContext) -> MemoryStore:
 
 
 def default_extractor(hc: HookContext, session_id: str | None = None) -> Extractor:
-    store = _store(hc)
+    store = hook_store(hc)
     from memdir.extract.rule_extractor import RuleExtractor
 
     if hc.extraction == "model":
@@ -356,34 +321,3 @@ def default_extractor(hc: HookContext, session_id: str | None = None) -> Extract
         if provider is not None:  # the host model's failures fall back to the rules
             return FallbackExtractor(AgentExtractor(provider, store, cwd=cwd), RuleExtractor(store))
     return RuleExtractor(store)
-
-
-def _team_push(hc: HookContext) -> str:
-    settings = hc.settings
-    if not (settings.team_memory_enabled and settings.team_sync_url):
-        return "not configured"
-    if not (settings.team_repo and settings.team_token):
-        return "skipped: MEMDIR_TEAM_REPO and MEMDIR_TEAM_TOKEN are needed"
-    import asyncio
-
-    from memdir.team.client import TeamSyncClient
-    from memdir.team.client_state import state_path
-
-    url, repo, token = settings.team_sync_url, settings.team_repo, settings.team_token
-    team_dir = hc.paths.team_dir
-
-    async def push() -> str:
-        async with TeamSyncClient(
-            url=url,
-            token=token,
-            repo=repo,
-            team_dir=team_dir,
-            state_path=state_path(hc.cache_dir, url, repo, team_dir),
-        ) as client:
-            result = await client.push()
-        return f"pushed {len(result.uploaded)} files"
-
-    try:
-        return asyncio.run(push())
-    except Exception as exc:  # the session is over: report, never fail the hook
-        return f"failed: {exc}"

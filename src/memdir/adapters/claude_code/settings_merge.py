@@ -106,7 +106,25 @@ def add_hooks(settings: JSONObject, specs: Iterable[HookSpec]) -> tuple[JSONObje
             raise InstallError(f"settings: hooks.{spec.event} is not a list; not touching it")
         if spec.command not in set(_commands(groups)):
             groups.append(spec.entry())
+        else:
+            _update(groups, spec)
     return out, created
+
+
+def _update(groups: list[Any], spec: HookSpec) -> None:
+    """An earlier install's hook with this command takes this one's timeout and ``async``
+    (memdir installed ``stop`` and ``session-end`` ``async`` before; keeping that would cost
+    every ``claude -p`` ~1.5 s)."""
+    want = spec.entry()["hooks"][0]
+    for group in groups:
+        if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+            for hook in group["hooks"]:
+                if isinstance(hook, dict) and hook.get("command") == spec.command:
+                    hook["timeout"] = want["timeout"]
+                    if "async" in want:
+                        hook["async"] = want["async"]
+                    else:
+                        hook.pop("async", None)
 
 
 def _commands(groups: list[Any]) -> Iterable[str]:

@@ -1,0 +1,59 @@
+"""`session-end` answers at once and hands its work to a detached worker (issue #18.8).
+
+The host waits for its SessionEnd hook (and kills an `async` one still running when `claude -p`
+exits), so the hook must not wait for a running extraction, a model, the team server or a dream.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memdir.adapters.claude_code.extraction import extract_lock
+from memdir.adapters.claude_code.state import SessionStore
+from tests.adapters.claude_code.fakehost import FakeHost
+
+
+@pytest.fixture
+def host(tmp_path: Path) -> Iterator[FakeHost]:
+    fake = FakeHost(tmp_path)
+    yield fake
+    fake.stop_daemon()
+
+
+def _rows(host: FakeHost, session_id: str, event: str) -> list[dict[str, object]]:
+    log = json.loads(host.memdir("--json", "hook", "log", "--session", session_id).stdout)
+    return [row for row in log if row["event"] == event]
+
+
+@pytest.mark.parametrize("daemon", ["1", "0"])
+def test_session_end_does_not_wait_for_a_running_extraction(host: FakeHost, daemon: str) -> None:
+    s = host.session()
+    s.prompt("Remember that the staging database is rebuilt every Sunday night.")
+    s.reply("Noted.")
+    # an extraction of this session is still running: this process holds its lock
+    lock = extract_lock(SessionStore(host.cache_dir), s.session_id)
+    lock.acquire()
+    try:
+        end = host.run(
+            "session-end",
+            s.payload("session-end", reason="prompt_input_exit"),
+            env={**host.env, "MEMDIR_HOOK_DAEMON": daemon},
+            timeout=20,  # the old hook waited up to 30 s for the drain before it answered
+        )
+        assert end.code == 0 and end.stdout == "" and end.stderr == ""
+        [hook] = _rows(host, s.session_id, "session-end")
+        assert hook["finish"] == "started in the background"
+        # the worker is waiting for the extraction this process holds, the hook is not
+        assert _rows(host, s.session_id, "session-end-worker") == []
+    finally:
+        lock.release()
+    finished = s.wait_ended()
+    assert finished["drained"] is True and finished["reason"] == "prompt_input_exit"
+    assert finished["final_extraction_runs"] == 1  # the turn the "running" one never covered
+    assert "staging database" in "".join(
+        p.read_text() for p in host.memory_dir.glob("*.md") if p.name != "MEMORY.md"
+    )
