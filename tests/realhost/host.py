@@ -115,6 +115,9 @@ class ClaudeHost:
             # `memdir install` writes the interpreter's own `memdir` script (absolute) when the
             # shim is not "this very install": the sources under test must win there too.
             "PYTHONPATH": str(SRC),
+            # the first prompt waits for a daemon still loading (deterministic recall); the
+            # default — answer at once, deliver with the next prompt — has its own test
+            "MEMDIR_RECALL_COLD_WAIT": "60",
             **QUIET_ENV,
         }
         env.update(self.extra_env)

@@ -49,6 +49,7 @@ from memdir.recall.warm import MAX_ENGINES, WarmRecall
 log = logging.getLogger(__name__)
 
 FINISH_SECONDS = 60.0  # at exit, how long requests in flight may still run
+WARM_WAIT_SECONDS = 120.0  # a "warm" request waits for the load, however large the dir
 
 
 def rss_kib() -> int:
@@ -127,6 +128,10 @@ class RecallDaemon:
             if not isinstance(query, str) or not isinstance(exclude, list):
                 return {"ok": False, "error": "query must be a string, exclude a list"}
             started = time.perf_counter()
+            if op == "warm":  # the same load a cold prompt waits on (``WarmRecall.ready``)
+                self.warm.ready(memory_dir, cache_dir, WARM_WAIT_SECONDS)
+                elapsed = round((time.perf_counter() - started) * 1000, 2)
+                return {**base, "attachments": [], "ms": elapsed}
             context = RecallContext.from_json(body.get("context"))
             found = self.recall(
                 memory_dir, cache_dir, query, [str(p) for p in exclude], int(limit), context

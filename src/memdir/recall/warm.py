@@ -181,6 +181,9 @@ class WarmRecall:
         self.locks: dict[tuple[str, str], threading.Lock] = {}
         self.freshness: dict[tuple[str, str], Freshness] = {}
         self.guard = threading.Lock()
+        self.answered: dict[tuple[str, str], threading.Event] = {}  # set by a first recall
+        self.loading: dict[tuple[str, str], threading.Thread] = {}
+        self.ready_guard = threading.Lock()  # not ``guard``: that one is held through a build
 
     def engine(self, memory_dir: str, cache_dir: str) -> tuple[MemoryRecall, threading.Lock]:
         key = (memory_dir, cache_dir)
@@ -196,6 +199,8 @@ class WarmRecall:
                 old, _ = self.engines.popitem(last=False)
                 self.locks.pop(old, None)
                 self.freshness.pop(old, None)
+                with self.ready_guard:
+                    self.answered.pop(old, None)
             return engine, self.locks[key]
 
     def recall(
@@ -214,7 +219,32 @@ class WarmRecall:
             fresh.before_recall()
             found = recall_attachments(engine, query, exclude, limit, context=context)
         fresh.after_recall(lock)
+        self._answered(memory_dir, cache_dir).set()
         return found
+
+    def _answered(self, memory_dir: str, cache_dir: str) -> threading.Event:
+        with self.ready_guard:
+            return self.answered.setdefault((memory_dir, cache_dir), threading.Event())
+
+    def ready(self, memory_dir: str, cache_dir: str, wait: float) -> bool:
+        """True when this dir's engine has answered once (embedder and index loaded), waiting
+        up to ``wait`` seconds for it; a load is started if none is under way."""
+        answered = self._answered(memory_dir, cache_dir)
+        if answered.is_set():
+            return True
+        with self.ready_guard:
+            loading = self.loading.get((memory_dir, cache_dir))
+            if loading is None or not loading.is_alive():
+                loading = threading.Thread(
+                    target=self.warm_up, args=(memory_dir, cache_dir), daemon=True
+                )
+                self.loading[(memory_dir, cache_dir)] = loading
+                loading.start()
+        return answered.wait(wait)
+
+    def warm_up(self, memory_dir: str, cache_dir: str) -> None:
+        """Load this dir's engine and answer one query (the embedder loads on first use)."""
+        self.recall(memory_dir, cache_dir, "warm up the index", [], 1)
 
     def memory_dirs(self) -> list[str]:
         return [m for m, _ in self.engines]

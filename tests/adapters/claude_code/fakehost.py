@@ -77,6 +77,9 @@ class FakeHost:
             "HOME": str(self.home),
             "MEMDIR_DAEMON_IDLE": "60",
             "MEMDIR_HOST_MODEL": "off",  # never the developer's own `claude`; tests opt in
+            # a prompt waits for a daemon still loading, so what it recalls is deterministic;
+            # the default (answer at once, deliver later) has its own tests
+            "MEMDIR_RECALL_COLD_WAIT": "60",
             **self.env,
         }
 

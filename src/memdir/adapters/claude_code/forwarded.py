@@ -14,9 +14,11 @@ hooks never import the daemon (they talk to it over the socket through ``recall_
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from memdir.adapters.claude_code import hooklog
 from memdir.adapters.claude_code.handlers import HookContext, recall_in_process
 from memdir.adapters.claude_code.runner import (
     HANDLERS,
@@ -26,8 +28,29 @@ from memdir.adapters.claude_code.runner import (
     run_event,
 )
 from memdir.adapters.claude_code.state import Injected
+from memdir.errors import ConfigError
 from memdir.prompt_context import RecallContext
 from memdir.recall.warm import WarmRecall
+
+# a prompt's whole hook, process start included, stays near 0.4 s when the daemon is cold
+COLD_WAIT_SECONDS = 0.25
+
+
+def cold_wait(env: Mapping[str, str]) -> float:
+    """Seconds a prompt waits for a daemon still loading its engine (``MEMDIR_RECALL_COLD_WAIT``;
+    default :data:`COLD_WAIT_SECONDS`). Past it the prompt is answered without recall, and what
+    recall finds is delivered with the session's next prompt (the reference's recall prefetch
+    is non-blocking the same way: it is used when it has settled)."""
+    raw = env.get("MEMDIR_RECALL_COLD_WAIT", "").strip()
+    if not raw:
+        return COLD_WAIT_SECONDS
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"MEMDIR_RECALL_COLD_WAIT={raw!r}: a number of seconds") from None
+    if not 0 <= value <= 60:
+        raise ConfigError(f"MEMDIR_RECALL_COLD_WAIT={raw!r}: between 0 and 60 seconds")
+    return value
 
 
 def serve_hook(body: dict[str, Any], warm: WarmRecall) -> dict[str, Any]:
@@ -46,17 +69,32 @@ def serve_hook(body: dict[str, Any], warm: WarmRecall) -> dict[str, Any]:
     )
 
     def recaller(
-        hc: HookContext, query: str, exclude: list[str], context: RecallContext
+        hc: HookContext, query: str, exclude: list[str], context: RecallContext, session: str
     ) -> tuple[list[Injected], str]:
         if hc.settings.recall_selector == "llm" and hc.settings.model:
             return recall_in_process(hc, query, exclude), "daemon (llm selector)"
         memory_dir, cache_dir = str(hc.paths.memory_dir), str(hc.cache_dir)
+        if not warm.ready(memory_dir, cache_dir, cold_wait(hc.env)):
+            args = (memory_dir, cache_dir, query, exclude, 5, context)
+            threading.Thread(target=settle, args=(hc, session, args), daemon=True).start()
+            return [], "daemon (still loading: recall settles for the next prompt)"
         found = warm.recall(memory_dir, cache_dir, query, exclude, 5, context)
         return [Injected.from_json(d) for d in found], "daemon"
 
+    def settle(hc: HookContext, session: str, args: tuple[Any, ...]) -> None:
+        """Recall for a prompt already answered; the session's next prompt delivers it."""
+        row: dict[str, Any] = {"session": session, "event": "recall-settled"}
+        try:
+            found = [Injected.from_json(d) for d in warm.recall(*args)]
+            with hc.sessions.update(session) as state:
+                state.settled = found
+            row["found"] = [m.path for m in found]
+        except Exception as exc:  # a background thread: report it where the hooks report
+            row["error"] = " ".join(str(exc).split()) or type(exc).__name__
+        hooklog.record(hc.cache_dir, row)
+
     def warm_up(hc: HookContext) -> None:
-        key = (str(hc.paths.memory_dir), str(hc.cache_dir))
-        threading.Thread(target=warm.engine, args=key, daemon=True, name="memdir-warm").start()
+        warm.ready(str(hc.paths.memory_dir), str(hc.cache_dir), 0)  # starts the load, no wait
 
     home = Path(cwd)
     stdout, stderr = run_event(

@@ -38,7 +38,8 @@ PROMPT_LOG_CHARS = 300  # the hook log keeps the start of each prompt, not all o
 
 # How a context recalls: (context, query, paths to exclude) -> (memories, how). The warm daemon
 # passes its own (its engines are already loaded); everyone else uses :func:`recall_for`.
-Recaller = Callable[["HookContext", str, list[str], RecallContext], tuple[list[Injected], str]]
+# (context, query, paths to skip, query context, session id) -> (memories, how they were found)
+Recaller = Callable[["HookContext", str, list[str], RecallContext, str], tuple[list[Injected], str]]
 # Inside the daemon, session-start warms the engine in place instead of spawning a daemon.
 WarmUp = Callable[["HookContext"], None]
 
@@ -133,7 +134,7 @@ def recall_in_process(
 
 
 def recall_for(
-    hc: HookContext, query: str, exclude: list[str], context: RecallContext
+    hc: HookContext, query: str, exclude: list[str], context: RecallContext, session_id: str
 ) -> tuple[list[Injected], str]:
     """(memories, how): from the warm daemon when possible, else in-process."""
     if hc.use_daemon and hc.settings.recall_selector != "llm":
@@ -194,11 +195,13 @@ def user_prompt_submit(inp: HookInput, hc: HookContext) -> str:
         else:
             # recent turns, files, tools: the transcript tail, bounded (memdir.prompt_context)
             context = from_transcript(_readable_transcript(inp, hc))
-            found, how = (hc.recaller or recall_for)(hc, prompt, before.surfaced, context)
+            recaller = hc.recaller or recall_for
+            found, how = recaller(hc, prompt, before.surfaced, context, inp.session_id)
     budget = MAX_CONTEXT_CHARS - len(RECALL_INTRO) - 2
     with sessions.update(inp.session_id) as state:
         notices = state.take_notices()
-        injected = state.accept(found, max_chars=budget)
+        late = state.take_settled() if reason is None else []
+        injected = state.accept([*found, *late], max_chars=budget)
         used = state.used_bytes
     text = render_memories(injected)
     log_event(
@@ -209,6 +212,7 @@ def user_prompt_submit(inp: HookInput, hc: HookContext) -> str:
         prompt=prompt[:PROMPT_LOG_CHARS],  # so `memdir ui` can show what was asked
         skipped=reason,
         injected=[m.path for m in injected],
+        settled=[m.path for m in injected if m in late] or None,
         chars=len(text),
         session_bytes=used,
         notice="; ".join(notices) or None,

@@ -82,6 +82,9 @@ class SessionState:
     start_event: str = ""  # digest of the last session-start input, to spot a second delivery
     start_at: float = 0.0
     updated: float = 0.0
+    # recalled for an earlier prompt after it was answered (a daemon still loading): the next
+    # prompt delivers them, unless surfaced by then
+    settled: list[Injected] = field(default_factory=list)
 
     @property
     def exhausted(self) -> bool:
@@ -118,6 +121,10 @@ class SessionState:
         self.start_blocks.append(block_key)
         return None
 
+    def take_settled(self) -> list[Injected]:
+        settled, self.settled = self.settled, []
+        return settled
+
     def take_notices(self) -> list[str]:
         notices, self.notices = self.notices, []
         return notices
@@ -142,7 +149,17 @@ class SessionState:
             start_event=str(raw.get("start_event", "")),
             start_at=float(raw.get("start_at", 0.0)),
             updated=float(raw.get("updated", 0.0)),
+            settled=_settled(raw.get("settled")),
         )
+
+
+def _settled(raw: Any) -> list[Injected]:
+    """The well-formed entries of a stored ``settled`` list (state is derived: skip the rest)."""
+    out = []
+    for item in raw if isinstance(raw, list) else []:
+        with contextlib.suppress(KeyError, TypeError):
+            out.append(Injected.from_json(item))
+    return out
 
 
 class SessionStore:
