@@ -77,3 +77,33 @@ def test_session_notes_come_back_after_compact(installed: ClaudeHost) -> None:
     assert "release-mango-42" in notes[1]
     events = [(r["event"], r.get("source")) for r in installed.wait_until_ended(4)]
     assert ("pre-compact", None) in events and ("session-start", "compact") in events
+
+
+def test_with_the_default_cold_wait_the_memory_arrives_once_first_or_next_prompt(
+    installed: ClaudeHost,
+) -> None:
+    """The default: a first prompt that finds the daemon still loading is not held up; recall's
+    answer then comes with the session's next prompt. Either way it reaches the model once."""
+    installed.extra_env["MEMDIR_RECALL_COLD_WAIT"] = ""  # the default, not the suite's wait
+    add_memory(
+        installed,
+        "staging-db",
+        "the staging database",
+        f"The staging database is called {MARKER}; it is reset every Monday.",
+    )
+    installed.prompt("What is the staging database called, and when is it reset?")
+    first = installed.api.main_requests()[-1].text()
+    log = installed.hook_log()
+    [prompt] = [r for r in log if r["event"] == "user-prompt-submit"]
+    if first.count(MARKER) == 0:  # the daemon was still loading: answered without recall
+        assert str(prompt["via"]).startswith("daemon (still loading"), prompt
+        wait_for(
+            lambda: any(r["event"] == "recall-settled" for r in installed.hook_log()),
+            "the recall to settle",
+        )
+    else:
+        assert first.count(MARKER) == 1
+    installed.api.clear()
+    installed.prompt("And who resets it?", resume=True)
+    again = installed.api.main_requests()[-1].text()
+    assert again.count(MARKER) == 1, "the memory must reach the model exactly once"
