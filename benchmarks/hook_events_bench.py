@@ -12,7 +12,9 @@ once beforehand (not timed):
   ``session-end``; each call a new session id;
 - the same events with ``MEMDIR_HOOK_DAEMON=0`` (the full CLI every time: the baseline);
 - cold: no daemon; ``session-start`` (which starts one), then at once ``user-prompt-submit``;
-  the daemon is stopped before each pair.
+  the daemon is stopped before each pair. Twice: as an interactive session (a person waits:
+  the prompt is answered at once, recall comes with the next prompt) and as ``claude -p``
+  (``CLAUDE_CODE_SESSION_ATTENDED=0``: the prompt waits for the daemon's load).
 Run it against any checkout (``PYTHONPATH=<checkout>/src``) to compare before and after.
 """
 
@@ -116,20 +118,25 @@ def measure(n: int, runs: int, workdir: Path) -> list[dict[str, Any]]:
             for _ in range(runs)
         ]
         rows.append({"case": f"{event}, daemon up", "ms": calls})
-    cold_start, cold_prompt = [], []
     sock = recall_client.socket_path(home / ".memdir")
     stamp = sock.with_name(sock.name + ".spawned")
-    for _ in range(runs):
+    # what Claude Code tells its hooks: a person at the terminal, or `claude -p`
+    for attended, who in (("1", "interactive"), ("0", "claude -p")):
+        cold_env = {**env, "CLAUDE_CODE_SESSION_ATTENDED": attended}
+        cold_start, cold_prompt = [], []
+        for _ in range(runs):
+            daemon(base, env, project, "stop")
+            time.sleep(1.0)  # let it exit and release the socket
+            stamp.unlink(missing_ok=True)  # truly cold: no daemon started in the last seconds
+            start = payload("session-start", project, workdir)
+            cold_start.append(timed([*base, "hook", "session-start"], cold_env, project, start))
+            prompt = payload("user-prompt-submit", project, workdir)
+            cold_prompt.append(
+                timed([*base, "hook", "user-prompt-submit"], cold_env, project, prompt)
+            )
         daemon(base, env, project, "stop")
-        time.sleep(1.0)  # let it exit and release the socket
-        stamp.unlink(missing_ok=True)  # truly cold: no daemon started in the last seconds
-        start = payload("session-start", project, workdir)
-        cold_start.append(timed([*base, "hook", "session-start"], env, project, start))
-        prompt = payload("user-prompt-submit", project, workdir)
-        cold_prompt.append(timed([*base, "hook", "user-prompt-submit"], env, project, prompt))
-    daemon(base, env, project, "stop")
-    rows.append({"case": "cold: session-start (starts the daemon)", "ms": cold_start})
-    rows.append({"case": "cold: the first prompt right after it", "ms": cold_prompt})
+        rows.append({"case": f"cold ({who}): session-start (starts the daemon)", "ms": cold_start})
+        rows.append({"case": f"cold ({who}): the first prompt right after it", "ms": cold_prompt})
     for row in rows:
         row["n"] = n
     return rows

@@ -108,4 +108,10 @@ def test_a_warm_daemon_answers_the_prompt_itself(tmp_path: Path) -> None:
 def test_a_bad_cold_wait_is_a_clear_error(raw: str) -> None:
     with pytest.raises(ConfigError, match="MEMDIR_RECALL_COLD_WAIT"):
         cold_wait({"MEMDIR_RECALL_COLD_WAIT": raw})
-    assert cold_wait({}) == 0.25 and cold_wait({"MEMDIR_RECALL_COLD_WAIT": "2"}) == 2.0
+
+
+def test_the_cold_wait_follows_whether_a_person_is_waiting() -> None:
+    assert cold_wait({}) == 0.0  # interactive (or unknown): answer at once
+    assert cold_wait({"CLAUDE_CODE_SESSION_ATTENDED": "1"}) == 0.0
+    assert cold_wait({"CLAUDE_CODE_SESSION_ATTENDED": "0"}) == 4.0  # claude -p: recall matters
+    assert cold_wait({"CLAUDE_CODE_SESSION_ATTENDED": "0", "MEMDIR_RECALL_COLD_WAIT": "2"}) == 2.0

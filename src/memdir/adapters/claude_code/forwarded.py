@@ -32,18 +32,26 @@ from memdir.errors import ConfigError
 from memdir.prompt_context import RecallContext
 from memdir.recall.warm import WarmRecall
 
-# a prompt's whole hook, process start included, stays near 0.4 s when the daemon is cold
-COLD_WAIT_SECONDS = 0.25
+# A person is waiting: answer at once (the whole cold hook, process start included, ~0.3 s).
+ATTENDED_COLD_WAIT = 0.0
+# Nobody is (``claude -p``): wait for the load, under the hook client's own timeout.
+UNATTENDED_COLD_WAIT = 4.0
 
 
 def cold_wait(env: Mapping[str, str]) -> float:
-    """Seconds a prompt waits for a daemon still loading its engine (``MEMDIR_RECALL_COLD_WAIT``;
-    default :data:`COLD_WAIT_SECONDS`). Past it the prompt is answered without recall, and what
-    recall finds is delivered with the session's next prompt (the reference's recall prefetch
-    is non-blocking the same way: it is used when it has settled)."""
+    """Seconds a prompt waits for a daemon still loading its engine.
+
+    ``MEMDIR_RECALL_COLD_WAIT`` when set. Otherwise it depends on whether a person is waiting:
+    Claude Code marks a session nobody attends (``claude -p``, the SDK) with
+    ``CLAUDE_CODE_SESSION_ATTENDED=0``; such a run waits for the load (recall matters more than
+    half a second there), any other prompt is answered at once. Past the wait the prompt goes
+    without recall, and what recall finds is delivered with the session's next prompt (the
+    reference's recall prefetch is non-blocking the same way: used once it has settled).
+    """
     raw = env.get("MEMDIR_RECALL_COLD_WAIT", "").strip()
     if not raw:
-        return COLD_WAIT_SECONDS
+        unattended = env.get("CLAUDE_CODE_SESSION_ATTENDED", "").strip() == "0"
+        return UNATTENDED_COLD_WAIT if unattended else ATTENDED_COLD_WAIT
     try:
         value = float(raw)
     except ValueError:
