@@ -57,3 +57,33 @@ def test_session_end_does_not_wait_for_a_running_extraction(host: FakeHost, daem
     assert "staging database" in "".join(
         p.read_text() for p in host.memory_dir.glob("*.md") if p.name != "MEMORY.md"
     )
+
+
+def test_workers_start_niced_so_the_host_finishing_its_turn_comes_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import subprocess
+
+    from memdir.adapters.claude_code import lifecycle
+    from memdir.adapters.claude_code.runner import HookFlags, make_context
+
+    started: list[list[str]] = []
+
+    class Popen:
+        def __init__(self, argv: list[str], **kw: object) -> None:
+            started.append(argv)
+
+    host = FakeHost(tmp_path)
+    hc = make_context(host.env, host.project, HookFlags())
+    monkeypatch.setattr(subprocess, "Popen", Popen)
+    lifecycle.spawn_worker(hc, "s1", None, "end-worker", ["--reason", "other"])
+    [argv] = started
+    assert argv[1:3] == ["-n", "10"] and Path(argv[0]).name == "nice"
+    assert argv[3:] == [
+        *hc.worker_command[:-1],
+        "end-worker",
+        "--session",
+        "s1",
+        "--reason",
+        "other",
+    ]

@@ -200,6 +200,19 @@ def model_for_background(hc: HookContext) -> bool:
     return True
 
 
+WORKER_NICENESS = 10
+
+
+def background_prefix() -> list[str]:
+    """``nice -n 10`` when the system has ``nice``: a worker starts while the host is still
+    finishing its turn (Stop) or exiting (SessionEnd), on the same cores; it must not slow the
+    host down, and a second later nobody is waiting for it."""
+    import shutil
+
+    nice = shutil.which("nice")
+    return [nice, "-n", str(WORKER_NICENESS)] if nice else []
+
+
 def spawn_worker(
     hc: HookContext,
     session_id: str,
@@ -210,7 +223,7 @@ def spawn_worker(
     import subprocess
 
     base = [*hc.worker_command[:-1], worker] if hc.worker_command else []
-    command = [*base, "--session", session_id, *extra]
+    command = [*background_prefix(), *base, "--session", session_id, *extra]
     if transcript is not None:
         command += ["--transcript", str(transcript)]
     log_file = hc.cache_dir / "hooks" / "worker.log"
