@@ -47,7 +47,10 @@ from __future__ import annotations
 
 import errno
 from collections.abc import Sequence
-from pathlib import Path
+
+TYPE_CHECKING = False  # pathlib is imported where a path is kept: the hook fast path imports this
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 class MemdirError(Exception):
@@ -82,6 +85,8 @@ class FrontmatterError(MemdirError):
             where += ": "
         super().__init__(f"{where}{message}")
         self.reason = message
+        from pathlib import Path
+
         self.path = Path(path) if path is not None else None
         self.line = line
 

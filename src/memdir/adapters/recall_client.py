@@ -21,12 +21,14 @@ import os
 import socket
 import sys
 import time
-from pathlib import Path
 
 from memdir.errors import DaemonError, DaemonTimeoutError
 
-TYPE_CHECKING = False  # typing, subprocess, tempfile: imported only where used (per-prompt path)
+# typing, pathlib, subprocess, tempfile: imported only where used (the per-prompt path needs
+# none of them: ``os.path`` and plain strings there)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
 PROTOCOL = 1
@@ -51,24 +53,31 @@ def fingerprint() -> str:
     """Identifies this memdir build: a daemon with another fingerprint is stale."""
     from memdir import __version__
 
-    here = Path(__file__).parent
+    here = os.path.dirname(__file__)
     stamp = 0
     for name in _SERVED_CODE:  # what the daemon runs for a request: edited code makes it stale
         with contextlib.suppress(OSError):
-            stamp = max(stamp, (here / name).stat().st_mtime_ns)
+            stamp = max(stamp, os.stat(os.path.join(here, name)).st_mtime_ns)
     return f"{PROTOCOL}:{__version__}:{stamp}"
 
 
-def socket_path(memdir_home: Path) -> Path:
+def socket_file(memdir_home: str) -> str:
     """``<memdir home>/run/recall.sock``, or a short per-user path when that is too long."""
-    preferred = memdir_home / "run" / "recall.sock"
-    if len(os.fsencode(str(preferred))) <= _MAX_SOCKET_PATH:
+    preferred = os.path.join(memdir_home, "run", "recall.sock")
+    if len(os.fsencode(preferred)) <= _MAX_SOCKET_PATH:
         return preferred
     import hashlib
     import tempfile
 
-    digest = hashlib.sha256(os.fsencode(str(memdir_home))).hexdigest()[:16]
-    return Path(tempfile.gettempdir()) / f"memdir-{os.getuid()}" / f"{digest}.sock"
+    digest = hashlib.sha256(os.fsencode(memdir_home)).hexdigest()[:16]
+    return os.path.join(tempfile.gettempdir(), f"memdir-{os.getuid()}", f"{digest}.sock")
+
+
+def socket_path(memdir_home: Path) -> Path:
+    """:func:`socket_file` as a path."""
+    from pathlib import Path
+
+    return Path(socket_file(os.fspath(memdir_home)))
 
 
 def ensure_private_dir(path: Path) -> None:
@@ -81,7 +90,9 @@ def ensure_private_dir(path: Path) -> None:
         os.chmod(path, 0o700)
 
 
-def request(sock_path: Path, payload: dict[str, Any], *, timeout: float = DEFAULT_TIMEOUT) -> Any:
+def request(
+    sock_path: Path | str, payload: dict[str, Any], *, timeout: float = DEFAULT_TIMEOUT
+) -> Any:
     """Send one JSON request, return the decoded answer; DaemonError on any failure."""
     data = json.dumps({"v": PROTOCOL, **payload}, ensure_ascii=False).encode("utf-8") + b"\n"
     sent = False
@@ -153,22 +164,24 @@ def recall(
     return found
 
 
-def wait_if_starting(sock_path: Path) -> bool:
+def wait_if_starting(sock_path: Path | str) -> bool:
     """Wait (up to :data:`START_WAIT`) for a daemon spawned in the last few seconds, and still
     alive, to create its socket; True when the socket exists (now or already)."""
-    if sock_path.exists():
+    sock = os.fspath(sock_path)
+    if os.path.exists(sock):
         return True
-    stamp = sock_path.with_name(sock_path.name + ".spawned")
+    stamp = sock + ".spawned"
     try:
-        if time.time() - stamp.stat().st_mtime >= SPAWN_INTERVAL:
+        if time.time() - os.stat(stamp).st_mtime >= SPAWN_INTERVAL:
             return False  # nobody is starting one
-        os.kill(int(stamp.read_text().strip()), 0)  # the daemon spawned then is still alive
+        with open(stamp) as fh:
+            os.kill(int(fh.read().strip()), 0)  # the daemon spawned then is still alive
     except (OSError, ValueError):
         return False
     deadline = time.monotonic() + START_WAIT
     while time.monotonic() < deadline:
         time.sleep(0.02)
-        if sock_path.exists():
+        if os.path.exists(sock):
             return True
     return False
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 import io
 import os
 import sys
-from pathlib import Path
 
 from memdir.adapters import recall_client
 from memdir.errors import DaemonError, DaemonTimeoutError
@@ -63,12 +62,12 @@ def parse_argv(argv: Sequence[str], cwd: str) -> tuple[dict[str, Any], str] | No
     return flags, args[1]
 
 
-def _memdir_home(env: Mapping[str, str]) -> Path | None:
+def _memdir_home(env: Mapping[str, str]) -> str | None:
     raw = env.get("MEMDIR_HOME", "")
     if raw:
-        return Path(raw) if os.path.isabs(raw) else None
+        return raw if os.path.isabs(raw) else None
     home = env.get("HOME", "")
-    return Path(home) / ".memdir" if os.path.isabs(home) else None
+    return os.path.join(home, ".memdir") if os.path.isabs(home) else None
 
 
 def forward(
@@ -84,7 +83,7 @@ def forward(
         text = stdin.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    sock = recall_client.socket_path(home)
+    sock = recall_client.socket_file(home)
     recall_client.wait_if_starting(sock)
     try:
         answer = recall_client.request(
