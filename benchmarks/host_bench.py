@@ -31,6 +31,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the harness in tests/realhost
@@ -81,6 +82,10 @@ def sessions_done(host: ClaudeHost) -> int:
     )
 
 
+def _done(host: ClaudeHost, sessions: int) -> bool:
+    return sessions_done(host) >= sessions
+
+
 def time_prompts(host: ClaudeHost, runs: int, *, settle: bool) -> list[float]:
     """``settle``: before each prompt, wait until the previous session's detached work (Stop's
     extraction, SessionEnd's worker) is done, so a prompt is timed alone; else back to back."""
@@ -88,7 +93,7 @@ def time_prompts(host: ClaudeHost, runs: int, *, settle: bool) -> list[float]:
     out = []
     for n in range(runs):
         if settle:
-            wait_for(lambda: sessions_done(host) >= n + 1, "the last session's detached work")
+            wait_for(partial(_done, host, n + 1), "the last session's detached work")
         start = time.perf_counter()
         host.prompt(PROMPT)
         out.append(time.perf_counter() - start)
