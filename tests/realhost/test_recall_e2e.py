@@ -20,14 +20,19 @@ def add_memory(host: ClaudeHost, name: str, description: str, body: str) -> Path
     return host.memory_dir()
 
 
-def test_recall_reaches_the_model_once_and_never_twice_in_a_session(installed: ClaudeHost) -> None:
+def ask_about_staging(host: ClaudeHost) -> None:
+    """A memory whose body alone holds the marker, then a question it answers."""
     add_memory(
-        installed,
+        host,
         "staging-db",
         "the staging database",
         f"The staging database is called {MARKER}; it is reset every Monday.",
     )
-    installed.prompt("What is the staging database called, and when is it reset?")
+    host.prompt("What is the staging database called, and when is it reset?")
+
+
+def test_recall_reaches_the_model_once_and_never_twice_in_a_session(installed: ClaudeHost) -> None:
+    ask_about_staging(installed)
     first = installed.api.main_requests()[-1].text()
     assert first.count(MARKER) == 1, "the memory must be in the request exactly once"
     assert RECALL_BLOCK in first
@@ -85,13 +90,7 @@ def test_with_the_default_cold_wait_the_memory_arrives_once_first_or_next_prompt
     """The default: a first prompt that finds the daemon still loading is not held up; recall's
     answer then comes with the session's next prompt. Either way it reaches the model once."""
     installed.extra_env["MEMDIR_RECALL_COLD_WAIT"] = ""  # the default, not the suite's wait
-    add_memory(
-        installed,
-        "staging-db",
-        "the staging database",
-        f"The staging database is called {MARKER}; it is reset every Monday.",
-    )
-    installed.prompt("What is the staging database called, and when is it reset?")
+    ask_about_staging(installed)
     first = installed.api.main_requests()[-1].text()
     log = installed.hook_log()
     [prompt] = [r for r in log if r["event"] == "user-prompt-submit"]

@@ -40,6 +40,15 @@ def _prompt(host: FakeHost, s: FakeSession, warm: WarmRecall, text: str) -> dict
     return answer
 
 
+def _staging_memory(host: FakeHost) -> None:
+    MemoryStore(host.memory_dir).create(
+        "Staging rebuild",
+        "The staging database is rebuilt every Sunday night",
+        "project",
+        "The staging database is rebuilt from a production snapshot every Sunday at 23:00 UTC.",
+    )
+
+
 def _wait(what: str, check: Any) -> None:
     deadline = time.monotonic() + 60
     while not check():
@@ -51,12 +60,7 @@ def test_a_cold_prompt_answers_at_once_and_the_next_prompt_gets_the_memory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     host = FakeHost(tmp_path)
-    MemoryStore(host.memory_dir).create(
-        "Staging rebuild",
-        "The staging database is rebuilt every Sunday night",
-        "project",
-        "The staging database is rebuilt from a production snapshot every Sunday at 23:00 UTC.",
-    )
+    _staging_memory(host)
     loaded = threading.Event()
     real_build = warm_module.build_engine
 
@@ -91,12 +95,7 @@ def test_a_cold_prompt_answers_at_once_and_the_next_prompt_gets_the_memory(
 
 def test_a_warm_daemon_answers_the_prompt_itself(tmp_path: Path) -> None:
     host = FakeHost(tmp_path)
-    MemoryStore(host.memory_dir).create(
-        "Staging rebuild",
-        "The staging database is rebuilt every Sunday night",
-        "project",
-        "The staging database is rebuilt from a production snapshot every Sunday at 23:00 UTC.",
-    )
+    _staging_memory(host)
     warm = WarmRecall()
     warm.warm_up(str(host.memory_dir), str(host.cache_dir))
     s = host.session()
