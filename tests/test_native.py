@@ -60,3 +60,31 @@ def test_stop_reports_a_region_that_does_not_end_in_time() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.stdout.splitlines()[0] == "False"
+
+
+LOADING = textwrap.dedent(
+    """
+    import sys, threading, time
+    from memdir.errors import ShutdownError
+    from memdir.recall.embed import MiniLMEmbedder
+
+    def warm_up():
+        try:
+            MiniLMEmbedder().embed(["warm up the index"])
+        except ShutdownError:
+            pass
+
+    threading.Thread(target=warm_up, daemon=True).start()
+    time.sleep(float(sys.argv[1]))  # then exit, the model maybe half loaded
+    """
+)
+
+
+def test_an_exit_while_a_thread_loads_the_model_does_not_abort() -> None:
+    """Loading onnxruntime and the model is native work: exiting inside it aborted the process
+    ("terminate called without an active exception", SIGABRT) — the exit now waits for it."""
+    for delay in ("0.05", "0.1", "0.15", "0.2", "0.3"):
+        proc = subprocess.run(
+            [sys.executable, "-c", LOADING, delay], capture_output=True, text=True, timeout=60
+        )
+        assert proc.returncode == 0 and "terminate called" not in proc.stderr, (delay, proc.stderr)

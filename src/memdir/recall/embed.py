@@ -95,8 +95,11 @@ class MiniLMEmbedder:
     def _load(self) -> tuple[Any, Any]:
         with self._lock:
             if self._session is None:
-                self._tokenizer = _load_tokenizer(self._vocab_path, self._max_tokens)
-                self._session = _load_session(self._model_path, self._threads)
+                # loading is native work too: a process that exits while a warm-up thread is
+                # inside it aborts (SIGABRT), so the exit waits for the load to finish
+                with native.region():
+                    self._tokenizer = _load_tokenizer(self._vocab_path, self._max_tokens)
+                    self._session = _load_session(self._model_path, self._threads)
             return self._session, self._tokenizer
 
     def tokenize(self, text: str) -> list[int]:
