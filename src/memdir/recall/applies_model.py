@@ -10,8 +10,9 @@ Invariants:
 - Never on the prompt path: callers run it in the background (``memdir reindex --model``, the
   runtime's task board) and recall reads whatever is stored when it next refreshes.
 - A failure is per memory and never raises: a provider error, a bad reply or a file that
-  changed underneath leaves that memory's field as it was (the rules' list or nothing), and the
-  result says why.
+  changed while the model was asked (it is written only if it still holds the text the model
+  saw) leaves that memory's field as it was (the rules' list or nothing), and the result says
+  why. Only the field's lines change: the rest of the file stays byte for byte.
 - A list a person wrote is not overwritten unless asked (``overwrite=True``): a model's list is
   marked with ``applies_when_by: model`` and the rules' list is recognised by recomputing it, so
   the next run knows it may refresh those.
@@ -23,8 +24,9 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from memdir import applies_when
-from memdir.errors import MemdirError
+from memdir import applies_when, frontmatter
+from memdir.atomic import content_hash
+from memdir.errors import ConflictError, MemdirError
 from memdir.llm.base import CompletionRequest, Message, Provider
 from memdir.model import Memory
 from memdir.store import MemoryStore
@@ -94,11 +96,12 @@ async def write_with_model(
     report = ModelReport()
     for rel in rels:
         try:
-            memory = store.read(rel)
+            text = store.read_text(rel)
+            memory = frontmatter.parse_memory(text, store.rel(rel))
         except (MemdirError, OSError) as exc:
             report.skipped[rel] = f"unreadable: {exc}"
             continue
-        if _by_person(memory) and not overwrite:
+        if written_by_person(memory) and not overwrite:
             report.skipped[rel] = "a person wrote its applies_when"
             continue
         try:
@@ -111,7 +114,10 @@ async def write_with_model(
             report.skipped[rel] = "the model gave no situations"
             continue
         try:
-            _store(store, rel, situations)
+            _store(store, rel, text, situations)
+        except ConflictError:
+            report.skipped[rel] = "changed while the model was asked"
+            continue
         except (MemdirError, OSError) as exc:
             report.skipped[rel] = f"not written: {exc}"
             continue
@@ -119,7 +125,7 @@ async def write_with_model(
     return report
 
 
-def _by_person(memory: Memory) -> bool:
+def written_by_person(memory: Memory) -> bool:
     """A stored list neither a model (marked) nor the rules (their list, recomputed) wrote."""
     found = applies_when.stored(memory)
     if not found or memory.extra.get(BY_FIELD) == "model":
@@ -127,13 +133,21 @@ def _by_person(memory: Memory) -> bool:
     return found != applies_when.derive(memory.type, memory.name, memory.description, memory.body)
 
 
-def _store(store: MemoryStore, rel: str, situations: list[str]) -> None:
-    def change(memory: Memory) -> Memory:
-        applies_when.set_applies_when(memory, situations)
-        memory.extra[BY_FIELD] = "model"
-        return memory
+def _store(store: MemoryStore, rel: str, text: str, situations: list[str]) -> None:
+    """Only the two fields' lines change (the rest of the header, ``updated`` included, and the
+    body stay byte for byte), and only if the file still holds the text the model was shown."""
+    fields = {applies_when.FIELD: situations, BY_FIELD: "model"}
+    store.write_text(
+        rel,
+        frontmatter.with_keys(text, fields),
+        expected_hash=content_hash(text),
+    )
 
-    store.update(rel, change)
 
-
-__all__ = ["BY_FIELD", "ModelReport", "situations_from_model", "write_with_model"]
+__all__ = [
+    "BY_FIELD",
+    "ModelReport",
+    "situations_from_model",
+    "write_with_model",
+    "written_by_person",
+]
