@@ -14,7 +14,9 @@ from memdir.adapters.chat import ChatOptions, ChatSession, ReadLine
 from memdir.llm.base import Completion, Message, TextBlock, ToolResultBlock, ToolUseBlock
 from memdir.llm.scripted import ScriptedProvider
 from memdir.prompt_context import MAX_ITEMS, from_transcript
+from memdir.recall.engine import MemoryRecall
 from memdir.recall.factory import build_recall
+from memdir.recall.llm_select import LLMSelector
 from memdir.runtime import MemoryRuntime, RuntimeOptions
 from memdir.runtime import recall_turn as turn_mod
 from memdir.runtime.recall_turn import context_of
@@ -175,3 +177,34 @@ async def test_same_summary_as_the_hook_reads_from_the_runtimes_transcript(
     path = project.paths().transcript_path(rt.session_id)
     assert len(read_transcript(path).entries) == len(messages)
     assert from_transcript(path) == context_of(messages)
+
+
+async def test_a_model_selector_is_shown_the_context(seeded: Project) -> None:
+    provider = ScriptedProvider(
+        [
+            Completion.from_json({"selected_memories": []}),
+            Completion.from_json({"selected_memories": [ADMIN]}),
+        ]
+    )
+    # the LLM selector alone: its local ranker only fills the manifest past 200 memories
+    recall = MemoryRecall(seeded.paths().memory_dir, LLMSelector(provider))
+    rt = seeded.runtime(provider=provider, recall=recall, options=QUIET)
+    await rt.start()
+    rt.on_user_message("Open the manifest of the app")
+    assert await rt.attachments(wait=30) == []
+    read = ToolUseBlock("t1", "Read", {"file_path": "admin/package.json"})
+    await rt.on_turn_end(
+        [
+            Message("user", "Open the manifest of the app"),
+            Message("assistant", [read]),
+            Message("user", [ToolResultBlock("t1", "{}")]),
+            Message("assistant", "It depends on react 18."),
+        ]
+    )
+    rt.on_user_message(PROMPT)
+    assert [a.filename for a in await rt.attachments(wait=30)] == [ADMIN]
+    first, second = (r.messages[0].text for r in provider.requests)
+    assert "Recent context" not in first  # nothing happened before the first prompt
+    assert "Files just read or edited: admin/package.json" in second
+    assert "Last turns: Open the manifest of the app It depends on react 18." in second
+    await rt.end()

@@ -91,6 +91,7 @@ async def write_with_model(
     rels: Sequence[str],
     *,
     overwrite: bool = False,
+    timeout: float | None = 30.0,
 ) -> ModelReport:
     """Ask the model for each memory in ``rels`` and store its list (see module)."""
     report = ModelReport()
@@ -105,7 +106,7 @@ async def write_with_model(
             report.skipped[rel] = "a person wrote its applies_when"
             continue
         try:
-            situations = await situations_from_model(provider, memory)
+            situations = await situations_from_model(provider, memory, timeout=timeout)
         except Exception as exc:  # advisory: a model failure must not stop the others
             log.warning("applies_when for %s: model failed: %s", rel, exc)
             report.skipped[rel] = f"model failed: {type(exc).__name__}"
