@@ -20,22 +20,12 @@ from memdir.recall.llm_select import LLMSelector
 from memdir.runtime import MemoryRuntime, RuntimeOptions
 from memdir.runtime import recall_turn as turn_mod
 from memdir.runtime.recall_turn import context_of
-from memdir.store import MemoryStore
 from memdir.transcripts import read_transcript
 from tests.runtime.conftest import Project
+from tests.test_prompt_context import seed_admin_rule
 
 ADMIN = "admin_ui_package_manager.md"
 QUIET = RuntimeOptions(extraction="off", session_memory=False, dream=False)
-
-
-def _seed(store: MemoryStore) -> None:
-    store.create(
-        "Admin UI package manager",
-        "The admin UI uses yarn workspaces; never run npm there",
-        "feedback",
-        "yarn workspace admin add <pkg>",
-    )
-    store.create("Lunch", "The team eats together at noon on Fridays", "project", "")
 
 
 def _runtime(project: Project) -> MemoryRuntime:
@@ -84,7 +74,7 @@ def _recalled(text: str, prompt: str) -> str:
 
 @pytest.fixture
 def seeded(project: Project) -> Project:
-    _seed(project.store())
+    seed_admin_rule(project.store())
     return project
 
 
