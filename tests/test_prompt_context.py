@@ -104,3 +104,13 @@ def test_context_helps_but_never_surfaces_on_its_own(tmp_path: Path) -> None:
     assert [s.filename for s in picked] == ["admin_ui_package_manager.md"]
     # The context alone (an unrelated prompt after the same edit) does not surface it.
     assert selector.select_sync("Write a haiku about autumn", None, context=edited) == []
+
+
+def test_injected_reminders_are_not_context(tmp_path: Path) -> None:
+    """Last turn's recalled memory (a <system-reminder> block) must not recall itself again."""
+    path = tmp_path / "t.jsonl"
+    reminder = "<system-reminder>\nLunch is at noon on Fridays\n</system-reminder>"
+    blocks = [{"type": "text", "text": "add a date picker"}, {"type": "text", "text": reminder}]
+    path.write_text(_entry("user", blocks) + "\n")
+    found = from_transcript(path)
+    assert found.recent == "add a date picker"
