@@ -1,6 +1,6 @@
 """applies_when written by a model for the evaluation set's memories, saved for recall_eval.
 
-    .venv/bin/python benchmarks/applies_model.py [--model llamacpp:smollm2] [--out FILE]
+    .venv/bin/python benchmarks/applies_model.py [--model llamacpp:smollm2] [--timeout S] [--out F]
     .venv/bin/python benchmarks/recall_eval.py --tasks-only --model-applies FILE
 
 Runs :func:`memdir.recall.applies_model.write_with_model` — the same code ``memdir reindex
@@ -34,6 +34,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="llamacpp:smollm2")
     parser.add_argument("--out", default=str(DATA / "applies_when_smollm2.json"))
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        help="seconds per memory (a small CPU model on a "
+        "busy machine needs more than a hosted one)",
+    )
     args = parser.parse_args(argv)
     data = json.loads((DATA / "recall_eval.json").read_text(encoding="utf-8"))
     provider = provider_from_spec(args.model, {})
@@ -42,7 +49,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for rel, name, description, type_, body in data["memories"]:
             store.create(name, description, type_, body, rel=rel)
         started = time.perf_counter()
-        report = asyncio.run(write_with_model(store, provider, [m[0] for m in data["memories"]]))
+        rels = [m[0] for m in data["memories"]]
+        report = asyncio.run(write_with_model(store, provider, rels, timeout=args.timeout))
         seconds = time.perf_counter() - started
     Path(args.out).write_text(json.dumps(report.written, indent=1, ensure_ascii=False) + "\n")
     print(

@@ -307,3 +307,66 @@ def test_random_bytes_never_crash_the_parser(data: bytes) -> None:
                 frontmatter.parse(candidate)
 
     _bounded(run)
+
+
+# -- with_keys: one field changed, every other byte kept ------------------------------------------
+_SITUATIONS = st.lists(_text.filter(str.strip), max_size=3)
+
+
+@given(
+    meta=st.dictionaries(
+        st.text(st.characters(min_codepoint=97, max_codepoint=122), min_size=1), _scalar, max_size=5
+    ),
+    body=_text,
+    value=_SITUATIONS,
+    crlf=st.booleans(),
+)
+def test_with_keys_changes_only_that_key(
+    meta: dict[str, object], body: str, value: list[str], crlf: bool
+) -> None:
+    text = frontmatter.dump(meta, body)
+    if crlf:
+        text = text.replace("\n", "\r\n")
+    body = frontmatter.parse(text).body
+    try:
+        out = frontmatter.with_keys(text, {"applies_when": value})
+    except FrontmatterError:
+        return  # refused: the caller leaves the file alone (never a wrong write)
+    parsed = frontmatter.parse(out)
+    assert parsed.meta == {**frontmatter.parse(text).meta, "applies_when": value}
+    assert parsed.body == body
+    header = text[: len(text) - len(body)]
+    kept = [
+        line for line in header.splitlines(keepends=True) if not line.startswith("applies_when")
+    ]
+    assert all(line in out for line in kept)
+    removed = frontmatter.with_keys(out, {"applies_when": None})
+    assert frontmatter.parse(removed).meta == {
+        k: v for k, v in frontmatter.parse(text).meta.items() if k != "applies_when"
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("body only\n", "---\napplies_when:\n- a\n---\nbody only\n"),
+        (
+            "\ufeff---\r\nname: x\r\n---\r\nb\r\n",
+            "\ufeff---\r\nname: x\r\napplies_when:\r\n- a\r\n---\r\nb\r\n",
+        ),
+        (
+            "---\nname: x  # mine\napplies_when:\n  - old\n\n  - older\ntype: user\n---\nb",
+            "---\nname: x  # mine\ntype: user\napplies_when:\n- a\n---\nb",
+        ),
+    ],
+)
+def test_with_keys_keeps_the_header_as_written(text: str, expected: str) -> None:
+    assert frontmatter.with_keys(text, {"applies_when": ["a"]}) == expected
+
+
+@pytest.mark.parametrize(
+    "text", ["---\nname: [unclosed\n---\nb\n", "---\n{name: x, applies_when: [a]}\n---\nb\n"]
+)
+def test_with_keys_refuses_a_header_it_cannot_edit_by_lines(text: str) -> None:
+    with pytest.raises(FrontmatterError):
+        frontmatter.with_keys(text, {"applies_when": ["a"]})

@@ -81,8 +81,9 @@ def test_from_json_rebounds_a_daemon_request() -> None:
     assert RecallContext.from_json("nonsense").empty
 
 
-def test_context_helps_but_never_surfaces_on_its_own(tmp_path: Path) -> None:
-    store = MemoryStore(tmp_path / "mem")
+def seed_admin_rule(store: MemoryStore) -> None:
+    """A package-manager rule a dependency request shares no word with, and an unrelated note
+    (the runtime and hook tests use the same pair)."""
     store.create(
         "Admin UI package manager",
         "The admin UI uses yarn workspaces; never run npm there",
@@ -90,6 +91,11 @@ def test_context_helps_but_never_surfaces_on_its_own(tmp_path: Path) -> None:
         "yarn workspace admin add <pkg>",
     )
     store.create("Lunch", "The team eats together at noon on Fridays", "project", "")
+
+
+def test_context_helps_but_never_surfaces_on_its_own(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "mem")
+    seed_admin_rule(store)
     selector = LocalSelector(store.root, tmp_path / "cache", embedder=MiniLMEmbedder())
     query = "Bring in a date-picker dependency"
     assert selector.select_sync(query, None) == []
@@ -98,3 +104,13 @@ def test_context_helps_but_never_surfaces_on_its_own(tmp_path: Path) -> None:
     assert [s.filename for s in picked] == ["admin_ui_package_manager.md"]
     # The context alone (an unrelated prompt after the same edit) does not surface it.
     assert selector.select_sync("Write a haiku about autumn", None, context=edited) == []
+
+
+def test_injected_reminders_are_not_context(tmp_path: Path) -> None:
+    """Last turn's recalled memory (a <system-reminder> block) must not recall itself again."""
+    path = tmp_path / "t.jsonl"
+    reminder = "<system-reminder>\nLunch is at noon on Fridays\n</system-reminder>"
+    blocks = [{"type": "text", "text": "add a date picker"}, {"type": "text", "text": reminder}]
+    path.write_text(_entry("user", blocks) + "\n")
+    found = from_transcript(path)
+    assert found.recent == "add a date picker"

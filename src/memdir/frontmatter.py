@@ -321,6 +321,63 @@ def dump(meta: Mapping[str, Any], body: str) -> str:
     return f"{FENCE}\n{block}{FENCE}\n{body}"
 
 
+def with_keys(text: str, values: Mapping[str, Any]) -> str:
+    """``text`` with top-level header keys set (a ``None`` value removes the key), every other
+    byte kept: the other header lines (their quoting, order, comments), the fences and the body.
+
+    For fields memdir adds to files people edit (``applies_when``), where a full :func:`dump`
+    would reformat a hand-written header. A key's old lines (the key line and the indented or
+    ``- `` lines under it) are dropped and its new lines go last. Raises
+    :class:`FrontmatterError` when the header is not plain enough to edit by lines (it needs a
+    lenient repair, or the result would not read back as exactly those values): callers leave
+    such a file alone.
+    """
+    bom = BOM if text.startswith(BOM) else ""
+    stripped = text.removeprefix(BOM)
+    before = parse(stripped, lenient=True)
+    if before.repair is not None:
+        raise FrontmatterError(f"header needs a repair first ({before.repair.reason})")
+    lines, close = _split(stripped)
+    newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
+    if close is None:
+        opening, block, closing, tail = FENCE + newline, [], FENCE + newline, stripped
+    else:
+        assert close > 0  # parse() above raised for an unclosed fence
+        opening, block, closing = lines[0], lines[1:close], lines[close]
+        tail = "".join(lines[close + 1 :])
+    expected = dict(before.meta)
+    for key, value in values.items():
+        block = _without_key(block, key)
+        if value is None:
+            expected.pop(key, None)
+            continue
+        expected[key] = value
+        if block and not block[-1].endswith("\n"):
+            block[-1] += newline
+        dumped = yaml.dump({key: value}, Dumper=_Dumper, sort_keys=False, allow_unicode=True,
+                           default_flow_style=False, width=1_000_000)  # fmt: skip
+        block += [line + newline for line in dumped.splitlines()]
+    out = opening + "".join(block) + closing + tail
+    after = parse(out)
+    if after.meta != expected or after.body != before.body:
+        raise FrontmatterError("the header is not plain enough to edit by lines")
+    return bom + out
+
+
+def _without_key(block: list[str], key: str) -> list[str]:
+    """The header lines without ``key``'s line and the lines nested under it."""
+    start = re.compile(rf"^(?:{re.escape(key)}|'{re.escape(key)}'|\"{re.escape(key)}\")\s*:")
+    out: list[str] = []
+    inside = False
+    for line in block:
+        if inside and (line[:1] in (" ", "\t", "-") or not line.strip()):
+            continue  # nested under the key (a blank line inside it goes with it)
+        inside = bool(start.match(line))
+        if not inside:
+            out.append(line)
+    return out
+
+
 def _str_or_none(value: Any) -> str | None:
     if value is None:
         return None

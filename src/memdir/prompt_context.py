@@ -3,7 +3,9 @@
 "Add the dependency" says little; "add the dependency" right after editing ``admin/package.json``
 says which memory governs it. A :class:`RecallContext` is a bounded summary of that context,
 read from the tail of the host's transcript (:func:`from_transcript`, for the Claude Code hook)
-or handed over by the runtime. The local selector uses it so the prompt dominates:
+or from the runtime's own conversation (:func:`from_entries` over the same entry shape:
+``memdir.runtime.recall_turn``), so both summarise by one rule. The local selector uses it so
+the prompt dominates:
 
 - the context's words add to the BM25 score at ``CONTEXT_WEIGHT`` (0.3) of the prompt's, and never
   count as lexical coverage (so context alone cannot make a memory pass the relevance rule);
@@ -25,7 +27,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -40,6 +42,9 @@ MAX_WORDS = 80
 MAX_ITEMS = 8
 _FILE_KEYS = ("file_path", "path", "notebook_path")
 _NAME_PARTS = re.compile(r"[A-Za-z][A-Za-z0-9]+")
+# Text the host injected into a user message (recalled memories, file-change notes): what the
+# user and the agent said is the context; a memory surfaced last turn must not recall itself.
+_REMINDER = "<system-reminder>"
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +121,8 @@ def _entry_parts(entry: Mapping[str, Any]) -> tuple[str, list[str], list[str]]:
         if not isinstance(block, Mapping):
             continue
         if block.get("type") == "text" and isinstance(block.get("text"), str):
-            texts.append(block["text"])
+            if not block["text"].lstrip().startswith(_REMINDER):  # recalled memories, notes
+                texts.append(block["text"])
         elif block.get("type") == "tool_use":
             if isinstance(block.get("name"), str):
                 tools.append(block["name"])
@@ -134,15 +140,22 @@ def from_transcript(path: Path | str | None) -> RecallContext:
         lines = _tail_lines(Path(path))
     except (OSError, ValueError, MemdirError):  # missing, a FIFO or other non-regular file, …
         return RecallContext()
+    entries: list[Any] = []
+    for line in lines:
+        try:
+            entries.append(json.loads(line))
+        except ValueError:
+            continue
+    return from_entries(entries)
+
+
+def from_entries(entries: Sequence[Any]) -> RecallContext:
+    """The context at the end of transcript entries (oldest first; malformed ones skipped)."""
     texts: list[str] = []
     files: list[str] = []
     tools: list[str] = []
     turns = 0
-    for line in reversed(lines):
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
+    for entry in reversed(entries):
         if not isinstance(entry, Mapping) or entry.get("type") not in ("user", "assistant"):
             continue
         if entry.get("isSidechain"):
@@ -157,4 +170,4 @@ def from_transcript(path: Path | str | None) -> RecallContext:
     return RecallContext(_bounded_words(" ".join(texts)), _strings(files), _strings(tools))
 
 
-__all__ = ["CONTEXT_WEIGHT", "RecallContext", "from_transcript"]
+__all__ = ["CONTEXT_WEIGHT", "RecallContext", "from_entries", "from_transcript"]

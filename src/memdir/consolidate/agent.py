@@ -12,7 +12,10 @@ Invariants:
 * Cancel (``task.cancel()`` or cancelling the coroutine) and failure restore every file the run
   touched from the snapshot — beyond the reference, which keeps half a dream — and re-raise or
   report, so :func:`~memdir.consolidate.run.maybe_dream` rolls the lock back too.
-* Success marks the daily-log bullets the model was shown as distilled.
+* Success marks the daily-log bullets the model was shown as distilled, then asks the model for
+  the ``applies_when`` of the memories the run changed and of a few that have none
+  (:mod:`~memdir.consolidate.applies`; ``applies_limit`` per run, 0 turns it off), written
+  through the same journaled store, so ``undo`` covers them too.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from memdir.agent.policy import memory_agent_policy
 from memdir.agent.runner import AgentRunner
 from memdir.agent.tools import memory_tools
 from memdir.agent.toolset import ToolResult, Toolset, WrapperToolset
+from memdir.consolidate import applies
 from memdir.consolidate.base import DreamReport
 from memdir.consolidate.logs import DISTILLED_NAME, DistilledRecord
 from memdir.consolidate.snapshot import JournalingStore, Snapshots
@@ -123,6 +127,7 @@ class AgentDreamer:
         time_limit: float = 600.0,
         max_tokens: int = 4096,
         today: dt.date | None = None,
+        applies_limit: int = applies.MODEL_PER_RUN,
     ) -> None:
         self.provider = provider
         self.store = store
@@ -133,6 +138,7 @@ class AgentDreamer:
         self.time_limit = time_limit
         self.max_tokens = max_tokens
         self.today = today
+        self.applies_limit = applies_limit
         self.task = DreamTask()
 
     def instruction(self, sessions: Sequence[str], pending_logs: Sequence[str]) -> str:
@@ -187,13 +193,18 @@ class AgentDreamer:
             record.mark(pending)
             snap.touch([DISTILLED_NAME])
             await asyncio.to_thread(record.save)
-        await asyncio.to_thread(snap.finish, root)
-        task.phase = "done"
         changed = [
             rel
             for rel in (p.relative_to(root).as_posix() for p in run.written_paths)
             if rel.rsplit("/", 1)[-1] != ENTRYPOINT_NAME
         ]
-        details = {"task": task.as_dict(), "run": run.summary(), "summary": run.final_text}
+        details: dict[str, Any] = {}
+        if self.applies_limit > 0:
+            found = await applies.with_model(journaled, self.provider, changed, self.applies_limit)
+            changed += [rel for rel in found.written if rel not in changed]
+            details["applies_when"] = {"written": list(found.written), "skipped": found.skipped}
+        await asyncio.to_thread(snap.finish, root)
+        task.phase = "done"
+        details |= {"task": task.as_dict(), "run": run.summary(), "summary": run.final_text}
         return DreamReport("llm", changed=changed, snapshot=snap.id if changed else None,
                            details=details)  # fmt: skip

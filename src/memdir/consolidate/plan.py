@@ -13,7 +13,9 @@ file it would change, with the reason for each — and writes nothing. Steps:
    retired as superseded. Everything else is reported for a person (or the LLM dream) to decide.
 4. **Stale references**: repo paths a memory mentions that no longer exist (when the project root
    is known) are listed in its ``stale_refs`` frontmatter.
-5. **Index**: each MEMORY.md is repaired against the final state
+5. **applies_when**: filled by rules where a current memory has none, refreshed where this plan
+   rewrote a memory whose list is the rules' own (:mod:`~memdir.consolidate.applies`).
+6. **Index**: each MEMORY.md is repaired against the final state
    (:mod:`~memdir.consolidate.indexfix`).
 
 Invariant: every distinct line of every input is, after the plan, still in a current memory or
@@ -31,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memdir import frontmatter, index
+from memdir.consolidate import applies
 from memdir.consolidate.dates import DateFix, absolutize
 from memdir.consolidate.indexfix import IndexEntry, IndexRepair, repair
 from memdir.consolidate.similarity import Comparer, Doc, Pair, make_doc, normalise
@@ -249,6 +252,7 @@ def plan_offline(
         text = mem.render()
         if text != mem.original:
             plan.changes[mem.rel] = FileChange(mem.rel, mem.original, text, mem.reasons)
+    _applies_when(plan, mems, day)
     _repair_indexes(plan, store.root, mems, day)
     return plan
 
@@ -357,6 +361,21 @@ def _stale_refs(plan: DreamPlan, mems: list[_Mem], project_root: Path) -> None:
             mem.set_meta(meta, "referenced repo paths exist again")
         if missing:
             plan.stale_refs[mem.rel] = missing
+
+
+def _applies_when(plan: DreamPlan, mems: dict[str, _Mem], today: dt.date) -> None:
+    current = [m for m in mems.values() if m.current(today)]
+    planned = ((m.rel, m.original, _after(plan, m)) for m in current)
+    for rel, (text, reason) in applies.by_rules(planned).items():
+        change = plan.changes.setdefault(rel, FileChange(rel, mems[rel].original, text))
+        change.after = text
+        change.reasons.append(reason)
+        plan.extra.setdefault("applies_when", []).append(rel)
+
+
+def _after(plan: DreamPlan, mem: _Mem) -> str:
+    change = plan.changes.get(mem.rel)
+    return change.after if change is not None else mem.original
 
 
 def _repair_indexes(plan: DreamPlan, root: Path, mems: dict[str, _Mem], today: dt.date) -> None:

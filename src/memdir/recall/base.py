@@ -10,10 +10,11 @@ runs beside the agent's turn and must never break it. Implementations:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import inspect
+from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from memdir.model import MemoryHeader
 
@@ -61,4 +62,14 @@ class IndexedSelector(Protocol):
     ) -> list[Selection]: ...
 
 
-__all__ = ["MAX_SELECTED", "IndexedSelector", "Selection", "Selector"]
+def takes_keyword(fn: Callable[..., Any], name: str) -> bool:
+    """Whether ``fn`` names the keyword ``name``: optional arguments a selector grew later
+    (``recent_tools``, ``context``) go only to selectors that take them, so older selectors and
+    plain fakes keep working (a bare ``**kwargs`` does not count: it usually forwards)."""
+    try:
+        return name in inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # a builtin or C callable without a signature
+        return False
+
+
+__all__ = ["MAX_SELECTED", "IndexedSelector", "Selection", "Selector", "takes_keyword"]

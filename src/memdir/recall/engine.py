@@ -21,10 +21,11 @@ import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from memdir.model import MemoryHeader
-from memdir.recall.base import MAX_SELECTED, IndexedSelector, Selection, Selector
+from memdir.prompt_context import RecallContext
+from memdir.recall.base import MAX_SELECTED, IndexedSelector, Selection, Selector, takes_keyword
 from memdir.recall.headers import HeaderTracker
 from memdir.recall.script import contains_cjk
 from memdir.recall.session import RecallSession
@@ -109,19 +110,30 @@ class MemoryRecall:
         *,
         recent_tools: Sequence[str] = (),
         limit: int = MAX_SELECTED,
+        context: RecallContext | None = None,
     ) -> list[RelevantMemory]:
-        """At most ``limit`` (≤ 5) memories relevant to ``query``; [] on any failure."""
+        """At most ``limit`` (≤ 5) memories relevant to ``query``; [] on any failure.
+
+        ``context``: what happened just before the prompt (memdir.prompt_context), for the
+        selectors that take it; the prompt still decides (see there).
+        """
         limit = min(limit, MAX_SELECTED)
         if not should_recall(query) or (session is not None and session.exhausted):
             return []
         if isinstance(self.selector, IndexedSelector):
-            return await self._find_indexed(self.selector, query, session, recent_tools, limit)
+            return await self._find_indexed(
+                self.selector, query, session, recent_tools, limit, context
+            )
         try:
             headers = self.candidates(query, session)
             if not headers:
                 return []
             chosen = await self.selector.select(
-                query, headers, recent_tools=recent_tools, limit=limit
+                query,
+                headers,
+                recent_tools=recent_tools,
+                limit=limit,
+                **_context_for(self.selector.select, context),
             )
         except Exception:
             log.exception("recall failed")
@@ -149,12 +161,18 @@ class MemoryRecall:
         session: RecallSession | None,
         recent_tools: Sequence[str],
         limit: int,
+        context: RecallContext | None,
     ) -> list[RelevantMemory]:
         """Ask a self-indexing selector directly: no header list is built at all."""
         exclude = self._seen_rels(session)
         try:
             chosen: list[Selection] = await asyncio.to_thread(
-                selector.select_unseen, query, exclude, recent_tools=recent_tools, limit=limit
+                selector.select_unseen,
+                query,
+                exclude,
+                recent_tools=recent_tools,
+                limit=limit,
+                **_context_for(selector.select_unseen, context),
             )
         except Exception:
             log.exception("recall failed")
@@ -186,7 +204,17 @@ class MemoryRecall:
         recent_tools: Sequence[str] = (),
         limit: int = MAX_SELECTED,
         now: float | None = None,
+        context: RecallContext | None = None,
     ) -> list[Attachment]:
         """find + surface + record in the session: the attachments to inject this turn."""
-        found = await self.find(query, session, recent_tools=recent_tools, limit=limit)
+        found = await self.find(
+            query, session, recent_tools=recent_tools, limit=limit, context=context
+        )
         return session.accept(a for m in found if (a := surface(m, now=now)) is not None)
+
+
+def _context_for(method: Any, context: RecallContext | None) -> dict[str, Any]:
+    """``context=`` for a selector method that takes it (a non-empty context only)."""
+    if context is None or context.empty or not takes_keyword(method, "context"):
+        return {}
+    return {"context": context}

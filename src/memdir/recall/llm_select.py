@@ -33,6 +33,7 @@ from memdir.llm.base import (
     ToolUseBlock,
 )
 from memdir.model import MemoryHeader
+from memdir.prompt_context import RecallContext
 from memdir.recall.base import MAX_SELECTED, Selection
 from memdir.scan import format_manifest
 
@@ -58,7 +59,10 @@ listed.
 
 If recently used tools are listed, the agent is already using those tools successfully, so skip \
 files that only explain how to use them (usage guides, API references). Still pick files that hold \
-warnings, gotchas or known issues about those tools."""
+warnings, gotchas or known issues about those tools.
+
+If recent context is given (the files the agent just read or edited, the last turns), use it to \
+understand what the request is about; the request itself still decides what helps."""
 
 
 def constrained_schema(filenames: Sequence[str], limit: int) -> dict[str, Any]:
@@ -77,11 +81,23 @@ def constrained_schema(filenames: Sequence[str], limit: int) -> dict[str, Any]:
     }
 
 
-def build_user_message(query: str, manifest: str, recent_tools: Sequence[str] = ()) -> str:
-    """The side query's user message, in the reference's layout."""
+def build_user_message(
+    query: str,
+    manifest: str,
+    recent_tools: Sequence[str] = (),
+    context: RecallContext | None = None,
+) -> str:
+    """The side query's user message, in the reference's layout (plus the recent context,
+    already bounded by memdir.prompt_context)."""
     text = f"Query: {query}\n\nAvailable memories:\n{manifest}"
     if recent_tools:
         text += f"\n\nRecently used tools: {', '.join(recent_tools)}"
+    if context is not None and (context.files or context.recent):
+        text += "\n\nRecent context:"
+        if context.files:
+            text += f"\nFiles just read or edited: {', '.join(context.files)}"
+        if context.recent:
+            text += f"\nLast turns: {context.recent}"
     return text
 
 
@@ -130,6 +146,7 @@ class LLMSelector:
         *,
         recent_tools: Sequence[str] = (),
         limit: int = MAX_SELECTED,
+        context: RecallContext | None = None,
     ) -> list[Selection]:
         if not headers or not query.strip() or limit <= 0:
             return []
@@ -139,7 +156,10 @@ class LLMSelector:
             system=SYSTEM_PROMPT.format(limit=limit),
             messages=[
                 Message(
-                    "user", build_user_message(query, format_manifest(list(headers)), recent_tools)
+                    "user",
+                    build_user_message(
+                        query, format_manifest(list(headers)), recent_tools, context
+                    ),
                 )
             ],
             max_tokens=SELECTION_MAX_TOKENS,

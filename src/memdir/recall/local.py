@@ -321,10 +321,16 @@ class LocalSelector:
         *,
         recent_tools: Sequence[str] = (),
         limit: int = MAX_SELECTED,
+        context: RecallContext | None = None,
     ) -> list[Selection]:
         try:
             return await asyncio.to_thread(
-                self.select_sync, query, headers, recent_tools=recent_tools, limit=limit
+                self.select_sync,
+                query,
+                headers,
+                recent_tools=recent_tools,
+                limit=limit,
+                context=context,
             )
         except Exception:  # a selector is advisory: recall must never break the agent's turn
             log.exception("local recall failed")

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import os
 import threading
 from collections import OrderedDict
@@ -28,7 +27,7 @@ from typing import Any
 
 from memdir.errors import MissingExtraError
 from memdir.prompt_context import RecallContext
-from memdir.recall.base import MAX_SELECTED
+from memdir.recall.base import MAX_SELECTED, takes_keyword
 from memdir.recall.engine import MemoryRecall, should_recall
 from memdir.recall.session import RecallSession
 from memdir.recall.surface import Attachment, RelevantMemory, surface
@@ -61,7 +60,7 @@ def recall_attachments(
         found = _local_recall(engine, query, exclude, limit, context)
     else:
         session = RecallSession(surfaced={str(Path(p).resolve()) for p in exclude})
-        found = asyncio.run(engine.recall(query, session, limit=limit))
+        found = asyncio.run(engine.recall(query, session, limit=limit, context=context))
     return [
         {
             "path": str(Path(a.path).resolve()),
@@ -90,9 +89,10 @@ def _local_recall(
     if not should_recall(query):
         return []
     excluded = {str(Path(p).resolve()) for p in exclude}
-    selector = engine.selector
-    kwargs = {"context": context} if context is not None and _takes_context(selector) else {}
-    picks = selector.select_sync(query, None, limit=limit + len(excluded), **kwargs)  # type: ignore[attr-defined]
+    selector: Any = engine.selector  # a local selector: select_sync over its own index
+    wants = context is not None and takes_keyword(selector.select_sync, "context")
+    kwargs = {"context": context} if wants else {}  # the keyword fallback takes none
+    picks = selector.select_sync(query, None, limit=limit + len(excluded), **kwargs)
     out: list[Attachment] = []
     for pick in picks:
         path = engine.memory_dir / pick.filename
@@ -108,11 +108,6 @@ def _local_recall(
         if len(out) >= min(limit, MAX_SELECTED):
             break
     return out
-
-
-def _takes_context(selector: Any) -> bool:
-    """The local selector takes a context; the keyword fallback does not."""
-    return "context" in inspect.signature(selector.select_sync).parameters
 
 
 class Freshness:

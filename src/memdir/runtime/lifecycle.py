@@ -5,7 +5,7 @@
     rt = MemoryRuntime(settings, paths, provider=provider)   # provider may be None (offline)
     await rt.start()                        # prompt section, team pull, snapshot check, dream gate
     system = BASE_PROMPT + rt.system_prompt
-    rt.on_user_message(text)                # recall prefetch starts; returns at once
+    rt.on_user_message(text)                # recall starts (prompt + recent context); returns
     messages = rt.attach(messages, await rt.attachments())
     messages = await rt.before_model_call(messages, context_window=200_000)
     ...                                     # the model call and tools: the caller's
@@ -31,27 +31,28 @@ import time
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from memdir.agents import AgentMemory, check_snapshot, initialize
 from memdir.atomic import ensure_dir
 from memdir.config import Settings
-from memdir.errors import MemdirError, MissingExtraError
+from memdir.errors import MemdirError
 from memdir.extract.base import ExtractionResult, Extractor
 from memdir.extract.service import ExtractionService
 from memdir.llm.base import Message, Provider
 from memdir.paths import ResolvedPaths, sanitize_path
+from memdir.prompt_context import RecallContext
 from memdir.prompts.memory import build_prompt_for_paths
-from memdir.recall.engine import MemoryRecall, should_recall
+from memdir.recall.engine import MemoryRecall
 from memdir.recall.session import RecallSession
-from memdir.recall.surface import Attachment, RelevantMemory, surface
-from memdir.runtime import recall_step
+from memdir.recall.surface import Attachment
 from memdir.runtime.compaction import CompactionOutcome, CompactionStep, failed_report
 from memdir.runtime.conversation import ConversationLog, chat_messages, with_attachments
 from memdir.runtime.options import EndReport, RuntimeOptions, StartReport
 from memdir.runtime.recall_step import MemoRecallSession
+from memdir.runtime.recall_turn import RecallTurn, build_engine
 from memdir.runtime.steps import DreamStep, TeamStep
-from memdir.runtime.tasks import TaskBoard, TaskStatus, retrieve_exception
+from memdir.runtime.tasks import TaskBoard, TaskStatus
 from memdir.team.guard import guarded_store
 from memdir.transcripts import Transcript
 
@@ -64,7 +65,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 COMPONENTS = ("recall", "extraction", "session_memory", "compaction", "team", "dream")
-_WARMUP = "recall-warmup"
 
 
 class MemoryRuntime:
@@ -111,7 +111,7 @@ class MemoryRuntime:
             model=self.options.model_name,
         )
         self._recall = recall
-        self._local_recall: MemoryRecall | None = None
+        self._turn = RecallTurn(self.board, self.recall_session, self.options)
         self._extractor = extractor
         self._extraction: ExtractionService | None = None
         self._team_client = team_client
@@ -124,8 +124,6 @@ class MemoryRuntime:
         self.transcript_lock = asyncio.Lock()  # compaction boundaries and appends stay in order
         self._writer: asyncio.Task[None] | None = None
         self._dream_gate = dream_gate
-        self._prefetch: asyncio.Task[list[RelevantMemory]] | None = None
-        self._prefetch_started = 0.0
         self._notices: list[str] = []
         self._started = False
         self._ended = False
@@ -158,9 +156,14 @@ class MemoryRuntime:
         if self.agent is not None:
             report.snapshot = await asyncio.to_thread(self._snapshot_check)
         if self._recall is None:
-            self._recall = await asyncio.to_thread(self._build_recall)
-        self._local_recall = recall_step.inline(self._recall)
-        self._warm_up(self._recall)
+            built, note = await asyncio.to_thread(
+                build_engine, self.settings, self.memory_dir, self.cache_dir, self.provider
+            )
+            self._recall = built
+            if note:
+                self.board.set("recall", detail=note)
+        self._turn.use(self._recall)
+        self._turn.warm_up()
         self._extraction = self._build_extraction()
         self._build_session_memory()
         self._build_compaction()
@@ -239,20 +242,6 @@ class MemoryRuntime:
             )
         return check.action
 
-    def _build_recall(self) -> MemoryRecall:
-        from memdir.recall.factory import build_recall
-
-        kind = self.settings.recall_selector or "auto"
-        try:
-            return build_recall(self.memory_dir, self.cache_dir, kind=kind, provider=self.provider)
-        except MissingExtraError:
-            from memdir.recall.keyword import KeywordSelector
-
-            self.board.set("recall", detail="keyword fallback (install memdir[recall])")
-            return MemoryRecall(
-                self.memory_dir, KeywordSelector(), header_cache=self.cache_dir / "headers.json"
-            )
-
     def _build_session_memory(self) -> None:
         if not self.options.session_memory:
             self.session_memory = None
@@ -286,19 +275,6 @@ class MemoryRuntime:
         rungs += ["full summary"] if self.compactor.provider is not None else []
         self.board.set("compaction", detail=" → ".join(rungs))
 
-    def _warm_up(self, recall: MemoryRecall) -> None:
-        """Load the local index (and embedding model) in the background, so the first turn's
-        recall does not pay for it; the first recall simply waits on the index lock if needed."""
-        candidates = (getattr(c, "refresh", None) for c in (recall.selector, recall.ranker))
-        refresh = next((r for r in candidates if callable(r)), None)
-        if refresh is None:
-            return
-
-        def job() -> Any:
-            return recall_step.in_daemon_thread(refresh, name="memdir-recall-warmup")
-
-        self.board.spawn(_WARMUP, job, timeout=self.options.warmup_timeout)
-
     def _build_extraction(self) -> ExtractionService | None:
         mode = self.options.extraction
         if mode == "off":
@@ -325,26 +301,20 @@ class MemoryRuntime:
         )
 
     # -- each turn -----------------------------------------------------------------------
-    def on_user_message(self, text: str, *, recent_tools: Sequence[str] = ()) -> None:
-        """Start recall for this turn in the background (needs a running loop); never blocks."""
-        self._cancel_prefetch()
-        if not self.enabled or self._recall is None or not should_recall(text):
-            return
-        recall = self._recall
-        self._prefetch_started = time.monotonic()
-        self._prefetch = asyncio.get_running_loop().create_task(
-            self._find(recall, text, recent_tools), name="memdir-recall"
-        )
-        self._prefetch.add_done_callback(retrieve_exception)
-        self.board.set("recall", state="running")
+    def on_user_message(
+        self,
+        text: str,
+        *,
+        recent_tools: Sequence[str] = (),
+        context: RecallContext | None = None,
+    ) -> None:
+        """Start recall for this turn in the background (needs a running loop); never blocks.
 
-    async def _find(
-        self, recall: MemoryRecall, text: str, recent_tools: Sequence[str]
-    ) -> list[RelevantMemory]:
-        async with asyncio.timeout(self.options.recall_timeout):
-            return await recall_step.find(
-                recall, text, self.recall_session, recent_tools, local=self._local_recall
-            )
+        The query carries ``context`` (default: the recent turns, files and tools of the
+        conversation given to the last :meth:`on_turn_end`; memdir.runtime.recall_turn).
+        """
+        if self.enabled:
+            self._turn.start(text, recent_tools, context)
 
     async def attachments(self, *, wait: float | None = None) -> list[Attachment]:
         """This turn's recalled memories if recall has finished (waiting at most ``wait``).
@@ -352,32 +322,7 @@ class MemoryRuntime:
         Taken attachments are recorded as surfaced (never shown twice) and count against the
         session budget; a recall still running after ``wait`` is left for a later call.
         """
-        task = self._prefetch
-        if task is None:
-            return []
-        limit = self.options.recall_wait if wait is None else wait
-        if not task.done() and limit > 0:
-            await asyncio.wait({task}, timeout=limit)
-        if not task.done():
-            return []
-        self._prefetch = None
-        elapsed = time.monotonic() - self._prefetch_started
-        if task.cancelled() or task.exception() is not None:
-            error = "timed out" if task.cancelled() else repr(task.exception())
-            self.board.set("recall", state="failed", last_error=error, last_seconds=elapsed)
-            return []
-        taken = self.recall_session.accept(
-            a for m in task.result() if (a := surface(m)) is not None
-        )
-        status = self.board.status("recall")
-        self.board.set(
-            "recall",
-            state="ok",
-            runs=status.runs + 1,
-            last_seconds=elapsed,
-            detail=f"{len(taken)} attached; {self.recall_session.used_bytes} bytes this session",
-        )
-        return taken
+        return await self._turn.take(wait)
 
     @staticmethod
     def attach(messages: Sequence[Message], attachments: Sequence[Attachment]) -> list[Message]:
@@ -444,6 +389,7 @@ class MemoryRuntime:
     async def on_turn_end(self, messages: Sequence[Message]) -> None:
         """The turn is complete: schedule the transcript append, extraction, notes and sync."""
         snapshot = list(messages)
+        self._turn.remember(snapshot)
         turns = self.log.assign(snapshot)
         self._write_transcript(snapshot)
         if not self.enabled:
@@ -536,9 +482,7 @@ class MemoryRuntime:
     async def cancel(self, name: str) -> bool:
         """Stop one background component now; True if something was running."""
         if name == "recall":
-            running = self._prefetch is not None and not self._prefetch.done()
-            self._cancel_prefetch()
-            return running
+            return self._turn.cancel()
         if name == "session_memory" and self.session_memory is not None:
             running = self.session_memory.in_progress
             await self.session_memory.cancel()
@@ -551,11 +495,6 @@ class MemoryRuntime:
             return running
         return await self.board.cancel(name)
 
-    def _cancel_prefetch(self) -> None:
-        if self._prefetch is not None and not self._prefetch.done():
-            self._prefetch.cancel()
-        self._prefetch = None
-
     # -- end -----------------------------------------------------------------------------
     async def end(self, *, timeout: float | None = None) -> EndReport:
         """Drain background work (``timeout`` in total), flush team sync; report what was late."""
@@ -565,8 +504,8 @@ class MemoryRuntime:
         self._ended = True
         budget = self.options.drain_timeout if timeout is None else timeout
         deadline = time.monotonic() + budget
-        self._cancel_prefetch()
-        await self.board.cancel(_WARMUP)  # a thread cannot be stopped; its result is dropped
+        self._turn.cancel()
+        await self._turn.stop_warm_up()
         if self._writer is not None:  # the transcript first: it is the session's record
             await asyncio.wait({self._writer}, timeout=max(5.0, budget))
         if self._extraction is not None:

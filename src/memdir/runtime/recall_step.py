@@ -15,15 +15,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import inspect
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from memdir.model import MemoryHeader
-from memdir.recall.base import MAX_SELECTED, Selection
+from memdir.prompt_context import RecallContext
+from memdir.recall.base import MAX_SELECTED, Selection, takes_keyword
 from memdir.recall.engine import MemoryRecall
 from memdir.recall.keyword import KeywordSelector
 from memdir.recall.session import RecallSession
@@ -82,7 +82,8 @@ class _Inline:
 
     def __init__(self, select_sync: Callable[..., list[Selection]]) -> None:
         self._select = select_sync
-        self._tools = "recent_tools" in inspect.signature(select_sync).parameters
+        self._tools = takes_keyword(select_sync, "recent_tools")
+        self._context = takes_keyword(select_sync, "context")
 
     async def select(
         self,
@@ -91,16 +92,22 @@ class _Inline:
         *,
         recent_tools: Sequence[str] = (),
         limit: int = MAX_SELECTED,
+        context: RecallContext | None = None,
     ) -> list[Selection]:
-        if self._tools:
-            return self._select(query, headers, recent_tools=recent_tools, limit=limit)
-        return self._select(query, headers, limit=limit)
+        extra: dict[str, Any] = {"recent_tools": recent_tools} if self._tools else {}
+        if self._context and context is not None:
+            extra["context"] = context
+        return self._select(query, headers, limit=limit, **extra)
 
 
 def _find_in_thread(
-    recall: MemoryRecall, query: str, session: RecallSession, recent_tools: Sequence[str]
+    recall: MemoryRecall,
+    query: str,
+    session: RecallSession,
+    recent_tools: Sequence[str],
+    context: RecallContext | None,
 ) -> list[RelevantMemory]:
-    return asyncio.run(recall.find(query, session, recent_tools=recent_tools))
+    return asyncio.run(recall.find(query, session, recent_tools=recent_tools, context=context))
 
 
 def inline(recall: MemoryRecall) -> MemoryRecall | None:
@@ -125,12 +132,15 @@ async def find(
     recent_tools: Sequence[str],
     *,
     local: MemoryRecall | None = None,
+    context: RecallContext | None = None,
 ) -> list[RelevantMemory]:
     """``recall.find`` without blocking the caller's loop on local work (``local``: the
     :func:`inline` twin of ``recall``, which then runs whole on one worker thread)."""
     if local is not None:
-        return await asyncio.to_thread(_find_in_thread, local, query, session, recent_tools)
-    return await recall.find(query, session, recent_tools=recent_tools)
+        return await asyncio.to_thread(
+            _find_in_thread, local, query, session, recent_tools, context
+        )
+    return await recall.find(query, session, recent_tools=recent_tools, context=context)
 
 
 @functools.cache

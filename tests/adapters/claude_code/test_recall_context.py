@@ -9,19 +9,13 @@ import pytest
 
 from memdir.store import MemoryStore
 from tests.adapters.claude_code.fakehost import FakeHost
+from tests.test_prompt_context import seed_admin_rule
 
 
 @pytest.fixture
 def host(tmp_path: Path) -> Iterator[FakeHost]:
     fake = FakeHost(tmp_path)
-    store = MemoryStore(fake.memory_dir)
-    store.create(
-        "Admin UI package manager",
-        "The admin UI uses yarn workspaces; never run npm there",
-        "feedback",
-        "yarn workspace admin add <pkg>",
-    )
-    store.create("Lunch", "The team eats together at noon on Fridays", "project", "")
+    seed_admin_rule(MemoryStore(fake.memory_dir))
     yield fake
     fake.stop_daemon()
 
