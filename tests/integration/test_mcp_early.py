@@ -13,8 +13,11 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 import memdir
 from memdir.adapters.mcp_early import DISCOVER, LISTS, MANIFEST
@@ -153,6 +156,36 @@ def test_tools_work_behind_the_relays(tmp_path: Path) -> None:
     assert (tmp_path / "memory" / "oat_milk.md").read_text().startswith("---\nname: Oat milk\n")
     # a paginated list is the SDK's to answer: an error or a page, but never left unanswered
     assert "result" in by_id[10] or "error" in by_id[10]
+
+
+def _sdk_loaded(pid: int) -> bool:
+    """Whether the process has loaded the SDK (its pydantic-core extension is mapped)."""
+    return "pydantic_core" in Path(f"/proc/{pid}/maps").read_text()
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc/<pid>/maps")
+def test_the_sdk_loads_only_when_a_request_needs_it(tmp_path: Path) -> None:
+    """A session that never calls a memory tool never pays the SDK's import (about a second of
+    CPU on the host's cores); the first tool call loads it and is answered."""
+    proc = spawn(tmp_path, early=True)
+    assert proc.stdin is not None and proc.stdout is not None
+    with proc:
+        for message in handshake("2025-06-18"):
+            proc.stdin.write(json.dumps(message).encode() + b"\n")
+            proc.stdin.flush()
+            if "id" in message:
+                assert json.loads(proc.stdout.readline())["id"] == message["id"]
+        time.sleep(2.0)  # the SDK would have loaded by now (it takes ~1 s) were it started
+        assert not _sdk_loaded(proc.pid)
+        call = {"name": "memory_list", "arguments": {}}
+        request = {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": call}
+        proc.stdin.write(json.dumps(request).encode() + b"\n")
+        proc.stdin.flush()
+        reply = json.loads(proc.stdout.readline())
+        assert reply["id"] == 9 and "result" in reply, reply
+        assert _sdk_loaded(proc.pid)
+        proc.stdin.close()
+        assert proc.wait(timeout=30) == 0
 
 
 if __name__ == "__main__":

@@ -14,13 +14,16 @@ threads stand between the real stdin/stdout and the SDK.
   once, and its id remembered;
 - outbound: the SDK's own answer to a remembered id is dropped (the client already has the same
   answer); everything else goes out unchanged, one line per message.
-When the host closes stdin and nothing is owed (every request answered), the process ends at
-once: a host that stops its servers by closing stdin would otherwise wait for the SDK to finish
-loading only to see it exit. Any message the relays cannot parse passes through untouched; a
+The SDK is imported only when a request arrives that the manifest does not answer (a tool call, a
+resource read): a session whose agent never calls a memory tool never pays the SDK's second of CPU,
+which would otherwise compete with the host on the same cores. Until then the relayed messages wait
+in the pipe. When the host closes stdin and nothing is owed (every request answered), the process
+ends at once: a host that stops its servers by closing stdin would otherwise wait for the SDK to
+finish loading only to see it exit. Any message the relays cannot parse passes through untouched; a
 handshake request the manifest does not cover (a paginated list) is left to the SDK. A
-``server/discover`` probe that comes before ``initialize`` is refused at once ("method not
-found") and not handed on, so the client and the SDK both use the handshake the manifest
-answers, instead of the client waiting for the SDK to load (Claude Code 2.1 waits about 3 s).
+``server/discover`` probe that comes before ``initialize`` is refused at once ("method not found")
+and not handed on, so the client and the SDK both use the handshake the manifest answers, instead
+of the client waiting for the SDK to load (Claude Code 2.1 waits about 3 s).
 """
 
 from __future__ import annotations
@@ -51,6 +54,8 @@ class EarlyAnswers:
         self._pending: set[str] = set()  # requests handed to the SDK and not yet answered
         self._protocol: str | None = None
         self._outbound: threading.Thread | None = None
+        # set by the first request only the SDK can answer: until then it need not load at all
+        self.sdk_needed = threading.Event()
 
     def _send(self, line: bytes) -> None:
         with self._lock:
@@ -122,6 +127,7 @@ class EarlyAnswers:
                 if key not in self._answered:
                     with self._lock:
                         self._pending.add(key)
+                    self.sdk_needed.set()
 
     def outbound(self, from_sdk: int) -> None:
         with contextlib.suppress(OSError), open(from_sdk, "rb") as source:

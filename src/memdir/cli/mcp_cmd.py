@@ -52,6 +52,8 @@ def _before_stdio_sdk(ctx: CliContext) -> EarlyAnswers | None:
 def cmd_mcp(ctx: CliContext) -> int:
     args = ctx.args
     early = _before_stdio_sdk(ctx) if args.transport == "stdio" else None
+    if early is not None:
+        early.sdk_needed.wait()  # the handshake is answered; load the SDK when a call needs it
     from memdir.adapters.mcp_server import build_server, check_loopback, serve
     from memdir.prompts import build_prompt_for_paths
 
