@@ -1,0 +1,92 @@
+"""The fresh recall set: memory dirs nobody tuned on, reported apart ("fresh, never tuned").
+
+Used by ``benchmarks/recall_eval.py``. The data is ``benchmarks/data/recall_fresh.json``: four
+project memory dirs (iOS, a Go service on Kubernetes, an ML research repo, a Laravel shop), each
+asked its own no-shared-word and unrelated requests. It was committed before any rule change it
+could judge (see docs/benchmarks.md for the commit); rules are tuned on the dev part of
+``recall_eval.json`` and the #9 set only, so this is the check that they generalise.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from common import table
+from memdir.recall.embed import Embedder
+from memdir.recall.lexical import TermAnalyzer
+from memdir.recall.relevance import DEFAULT_RULE, KeepAll, RelevanceRule
+from recall_tasks import BEFORE_RULE, build, surfaced, write_dir
+
+DATA = Path(__file__).resolve().parent / "data" / "recall_fresh.json"
+
+
+def load() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(DATA.read_text(encoding="utf-8"))
+    analyzer = TermAnalyzer()
+    for name, spec in data["dirs"].items():
+        memories = {m[0]: m for m in spec["memories"]}
+        for query, gold, _kind in spec["no_shared_word"]:
+            for rel in gold:
+                _, title, description, _type, body = memories[rel]
+                shared = set(analyzer.terms(query)) & set(
+                    analyzer.terms(f"{title} {description} {body}")
+                )
+                if shared:
+                    raise SystemExit(f"{name}: {query!r} shares {sorted(shared)} with {rel}")
+    return data
+
+
+def score(work: Path, data: dict[str, Any], embedder: Embedder) -> dict[str, dict[str, float]]:
+    """Per rule: shares surfaced overall, per dir and per kind, and unrelated surfacing."""
+    arms: list[tuple[str, bool, RelevanceRule]] = [
+        ("before #20: no applies_when", False, BEFORE_RULE),
+        ("no gate (ranking ceiling)", True, KeepAll()),
+        ("default rule", True, DEFAULT_RULE),
+    ]
+    hits: dict[str, dict[str, list[bool]]] = {label: defaultdict(list) for label, _, _ in arms}
+    for name, spec in data["dirs"].items():
+        root = work / "fresh" / name / "memory"
+        write_dir(root, spec["memories"], {})
+        for label, applies, rule in arms:
+            cache = work / "fresh" / name / ("cache-applies" if applies else "cache-before")
+            sel = build(root, cache, embedder, applies=applies)
+            for query, gold, kind in spec["no_shared_word"]:
+                hit = any(rel in gold for rel in surfaced(sel, query, rule))
+                for key in ("nsw", f"nsw {name}", f"kind {kind}"):
+                    hits[label][key].append(hit)
+            for query in spec["unrelated"]:
+                any_ = bool(surfaced(sel, query, rule))
+                hits[label]["unrelated"].append(any_)
+                hits[label][f"unrelated {name}"].append(any_)
+    return {label: {k: sum(v) / len(v) for k, v in h.items()} for label, h in hits.items()}
+
+
+def tables(work: Path, embedder: Embedder) -> str:
+    data = load()
+    results = score(work, data, embedder)
+    names = list(data["dirs"])
+    n_nsw = sum(len(s["no_shared_word"]) for s in data["dirs"].values())
+    n_unrel = sum(len(s["unrelated"]) for s in data["dirs"].values())
+    head = ["rule", f"no-shared-word surfaced ({n_nsw})", f"unrelated surfacing anything ({n_unrel})"]
+    head += [f"{n}: surfaced / unrelated" for n in names]
+    rows = []
+    for label, r in results.items():
+        row: list[object] = [label, f"{r['nsw']:.3f}", f"{r['unrelated']:.3f}"]
+        row += [f"{r[f'nsw {n}']:.2f} / {r[f'unrelated {n}']:.2f}" for n in names]
+        rows.append(row)
+    kinds = sorted({k for s in data["dirs"].values() for _, _, k in s["no_shared_word"]})
+    kind_rows = [
+        [label, *(f"{r[f'kind {k}']:.2f}" for k in kinds)]
+        for label, r in results.items()
+        if not label.startswith("no gate")
+    ]
+    return (
+        "**Fresh, never tuned** (benchmarks/data/recall_fresh.json: four memory dirs, each "
+        "asked its own requests):\n\n"
+        + table(rows, head)
+        + "\n\nFresh set by kind (no-shared-word requests surfaced):\n\n"
+        + table(kind_rows, ["rule", *kinds])
+    )
