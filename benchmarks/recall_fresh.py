@@ -70,7 +70,11 @@ def tables(work: Path, embedder: Embedder) -> str:
     names = list(data["dirs"])
     n_nsw = sum(len(s["no_shared_word"]) for s in data["dirs"].values())
     n_unrel = sum(len(s["unrelated"]) for s in data["dirs"].values())
-    head = ["rule", f"no-shared-word surfaced ({n_nsw})", f"unrelated surfacing anything ({n_unrel})"]
+    head = [
+        "rule",
+        f"no-shared-word surfaced ({n_nsw})",
+        f"unrelated surfacing anything ({n_unrel})",
+    ]
     head += [f"{n}: surfaced / unrelated" for n in names]
     rows = []
     for label, r in results.items():

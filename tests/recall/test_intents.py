@@ -1,0 +1,86 @@
+"""Classes of task in a request, linked to the situations that name them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memdir.applies_rules import DEPENDENCY, SITUATIONS
+from memdir.recall.embed import MiniLMEmbedder
+from memdir.recall.intents import request_intents, situation_names
+from memdir.recall.local import LocalSelector
+from memdir.recall.relevance import EvidenceRule
+from memdir.store import MemoryStore
+
+DESTRUCTIVE = next(s for s, _ in SITUATIONS if s.startswith("deleting, dropping, wiping"))
+
+
+@pytest.mark.parametrize(
+    ("query", "intent", "cue"),
+    [
+        ("Bring lodash into the back-office console", "adding a dependency", "Bring lodash into"),
+        ("Get black onto my machine", "adding a dependency", "Get black onto"),
+        ("Pull in a library for parsing YAML", "adding a dependency", "Pull in"),
+        ("Wipe the staging database", "deleting or resetting something", None),
+        ("Ship the hotfix on Friday", "deploying or releasing", "Ship"),
+        ("The nightly export takes forever", "speeding up slow code", "takes forever"),
+        ("Run a count of active users against live", "touching production", "against live"),
+    ],
+)
+def test_requests_name_their_class_of_task(query: str, intent: str, cue: str | None) -> None:
+    hits = {hit.intent.name: hit.cue for hit in request_intents(query)}
+    assert intent in hits
+    if cue is not None:
+        assert hits[intent] == cue
+
+
+@pytest.mark.parametrize(
+    ("query", "absent"),
+    [
+        # A harmless object is not a destructive operation.
+        ("How do I remove duplicates from an array?", "deleting or resetting something"),
+        # Node.js is not a cluster node.
+        ("Explain the event loop in Node.js", "changing infrastructure or cluster configuration"),
+        ("Write a haiku about autumn", None),
+        ("Translate 'good morning' into Italian", None),
+        ("What's the capital of Australia?", None),
+    ],
+)
+def test_what_is_not_a_class_of_task(query: str, absent: str | None) -> None:
+    names = {hit.intent.name for hit in request_intents(query)}
+    assert (absent not in names) if absent else not names
+
+
+def test_a_situation_names_the_class_in_ordinary_words() -> None:
+    """The link is made of words: the rules', a model's or a person's situation all work."""
+    hits = request_intents("Bring lodash into the console")
+    assert situation_names(DEPENDENCY, hits) is not None
+    assert situation_names("bringing a JavaScript library into a project", hits) is not None
+    assert situation_names("writing shell scripts, utilities and automation", hits) is None
+    wipe = request_intents("Drop the old tables in staging")
+    assert situation_names(DESTRUCTIVE, wipe) is not None
+
+
+def test_an_intent_surfaces_a_memory_no_word_links_and_explain_says_why(tmp_path: Path) -> None:
+    """Regression (issue #20): "Bring lodash into the back-office console" shares no word with
+    the yarn memory or its situations, so the word match alone never surfaced it."""
+    store = MemoryStore(tmp_path / "mem")
+    store.create(
+        "Admin UI package manager",
+        "The admin UI uses yarn workspaces; never run npm there",
+        "feedback",
+        "yarn workspace admin add <pkg>",
+    )
+    store.create("Lunch", "The team eats together at noon on Fridays", "project", "")
+    query = "Bring lodash into the back-office console"
+    selector = LocalSelector(store.root, tmp_path / "cache", embedder=MiniLMEmbedder())
+    picked = selector.select_sync(query, None)
+    assert [s.filename for s in picked] == ["admin_ui_package_manager.md"]
+    assert "asks for adding a dependency ('Bring lodash into')" in picked[0].reason
+    assert "applies when 'adding, installing" in picked[0].reason
+    selector.relevance = EvidenceRule(intent_prior=None)  # intents off: the rule before
+    assert selector.select_sync(query, None) == []
+    # Unrelated requests name no class of task and surface nothing.
+    selector.relevance = EvidenceRule()
+    assert selector.select_sync("Write a haiku about autumn", None) == []
