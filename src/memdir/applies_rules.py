@@ -117,7 +117,8 @@ SITUATIONS: tuple[tuple[str, str], ...] = (
     (
         "speeding up slow code; making it faster; performance, profiling and optimisation",
         r"optimi[sz](e|ing|ation)s?|profil(e|ing|er)|py-spy|latency|p9[59]|performance|slow|"
-        r"n\+1|eager[- ]load(ing)?|lazy[- ]loading|throughput|benchmarks?",
+        r"n\+1|eager[- ]load(ing)?|lazy[- ]loading|throughput|benchmarks?|explain analyze|"
+        r"query plans?|indexes|indices",
     ),
     (
         "refactoring, renaming or moving code across several files, modules or packages",

@@ -29,6 +29,12 @@ GENERIC_WORDS = (
 )
 
 
+# A class of task is evidence only when one of a memory's first situations names it: lists put
+# what a memory is about first (the rules sort by cue count), and a memory that merely mentions
+# tests in passing does not govern every request to write one.
+INTENT_SITUATIONS = 2
+
+
 @dataclass(frozen=True, slots=True)
 class AppliesMatch:
     """The request's words found in a memory's situations, and those situations."""
@@ -82,8 +88,8 @@ class AppliesMatcher:
         hit: list[tuple[int, str]] = []
         intent: IntentHit | None = None
         intent_situation = ""
-        for situation in situations:
-            if intents and intent is None:
+        for position, situation in enumerate(situations):
+            if intents and intent is None and position < INTENT_SITUATIONS:
                 intent = situation_names(situation, intents)
                 intent_situation = situation if intent is not None else ""
             shared = query_terms & self._terms(situation)
