@@ -26,6 +26,11 @@ DESTRUCTIVE = next(s for s, _ in SITUATIONS if s.startswith("deleting, dropping,
         ("Ship the hotfix on Friday", "deploying or releasing", "Ship"),
         ("The nightly export takes forever", "speeding up slow code", "takes forever"),
         ("Run a count of active users against live", "touching production", "against live"),
+        ("Send the newsletter to all subscribers", "sending messages to people", None),
+        ("Handle the timeout case in the client", "handling errors and failures in code", None),
+        ("Silence the unused-import warning", "silencing checker or linter warnings", None),
+        ("Copy the customer's address into a fixture", "handling people's personal data", None),
+        ("Summarise what you changed", "shaping a reply: summaries, length and tone", None),
     ],
 )
 def test_requests_name_their_class_of_task(query: str, intent: str, cue: str | None) -> None:
@@ -43,6 +48,7 @@ def test_requests_name_their_class_of_task(query: str, intent: str, cue: str | N
         # Node.js is not a cluster node.
         ("Explain the event loop in Node.js", "changing infrastructure or cluster configuration"),
         ("Write a haiku about autumn", None),
+        ("Write a birthday message for my grandmother", None),
         ("Translate 'good morning' into Italian", None),
         ("What's the capital of Australia?", None),
     ],

@@ -116,7 +116,7 @@ INTENTS: tuple[Intent, ...] = (
             r"takes\s+(?:forever|ages|too long)|timing\s+out|times?\s+out|latency|"
             r"performance|perf|optimi[sz]\w*|bottleneck\w*|hang(?:s|ing)?)\b"
         ),
-        _re(r"slow|faster|performance|optimi[sz]|latency|profil"),
+        _re(r"\bslow\b|faster|performance|optimi[sz]|latency|profil"),
     ),
     Intent(
         "investigating a failure in a running system",
@@ -136,7 +136,7 @@ INTENTS: tuple[Intent, ...] = (
             r"columns?|tables?|rows?|records?|schema|migrat\w*|backfill\w*|"
             r"sql|join)\b"
         ),
-        _re(r"database|\bsql\b|queries|querying|schema|migrations?|tables|rows|records"),
+        _re(r"database|\bsql\b|queries|querying|schema|migrations?"),
     ),
     Intent(
         "building user interface",
@@ -173,6 +173,63 @@ INTENTS: tuple[Intent, ...] = (
             r"verbose)\b"
         ),
         _re(r"logging|printing|dumping|debugging|\blogs?\b"),
+    ),
+    Intent(
+        "calling external services",
+        "external APIs HTTP",
+        _re(
+            r"\b(?:call(?:ing)?|hit(?:ting)?|fetch\w*|request\w*|post(?:ing)?\s+to|"
+            r"integrat\w*\s+with)\s+(?:\w+\s+){0,3}?(?:api|apis|endpoint|service|"
+            r"webhook|url)s?\b|\bwebhooks?\b"
+        ),
+        _re(r"external apis|http|webhooks|callbacks"),
+    ),
+    Intent(
+        "sending messages to people",
+        "email notifications",
+        _re(
+            r"\b(?:send\w*|email\w*|mail\w*|notify\w*|remind\w*|blast\w*)\b"
+            r"(?:\s+[\w'-]+){0,4}?\s+(?:emails?|mails?|newsletters?|reminders?|"
+            r"notifications?|customers?|users?|subscribers?|everyone|them)\b|"
+            r"\b(?:newsletters?|reminders?|notifications?|mailings?)\b"
+        ),
+        _re(r"e-?mail|mailings|newsletters|reminders|notifications"),
+    ),
+    Intent(
+        "handling errors and failures in code",
+        "errors exceptions",
+        _re(
+            r"\b(?:handl\w*|catch\w*|deal\w*\s+with|retr(?:y|ies|ying))\s+"
+            r"(?:[\w'-]+\s+){0,4}?(?:errors?|exceptions?|failures?|timeouts?|case|cases)\b|"
+            r"\b(?:raise|throw)\s+(?:an?\s+)?(?:error|exception)\b"
+        ),
+        _re(r"errors|exceptions|failures"),
+    ),
+    Intent(
+        "silencing checker or linter warnings",
+        "warnings linters type checking",
+        _re(
+            r"\b(?:silenc\w*|suppress\w*|mute|ignor\w*|disabl\w*)\s+(?:[\w'-]+\s+){0,4}?"
+            r"(?:warnings?|complaints?|errors?|rules?|checks?|lint\w*)\b|"
+            r"\b(?:nolint|noqa|type:\s*ignore|eslint-disable)\b"
+        ),
+        _re(r"linters|warnings|checker|type checking"),
+    ),
+    Intent(
+        "handling people's personal data",
+        "personal data customers",
+        _re(
+            r"\b(?:customer|user|subscriber|client|patient|employee)s?'?s?\s+"
+            r"(?:address\w*|emails?|names?|phone\s+numbers?|birthdays?|details|data|records)\b|"
+            r"\b(?:personal\s+data|real\s+(?:customer|user|subscriber)s?)\b"
+        ),
+        _re(r"personal data|customer data|privacy"),
+    ),
+    Intent(
+        "shaping a reply: summaries, length and tone",
+        "replies answers",
+        _re(r"\b(?:summari[sz]e|summary|tl;?dr|recap|in\s+short|briefly)\b"),
+        _re(r"writing replies|answers|replies"),
     ),
     Intent(
         "touching production",
