@@ -222,8 +222,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             '"Overall" pools the no-shared-word and #9 answerable requests (right memory '
             "surfaced) and the unrelated and #9 unanswerable ones (anything surfaced). "
             "Priors a / b / c: an applies_when word with cosine ≥ a (user, feedback) or ≥ b "
-            "(project, reference), two words of one situation with cosine ≥ c; the default "
-            "is 0.20 / 0.30 / 0.00 with evidence 0.40 / 0.18 / 0.15.",
+            "(project, reference), two words of one situation with cosine ≥ c; the request's "
+            "class of task (memdir.recall.intents) named by one of a memory's first two "
+            "situations with cosine ≥ the intent prior; the default is 0.20 / 0.30 / 0.00, "
+            "intent prior 0.05, with evidence 0.40 / 0.18 / 0.15.",
             "",
             task_tables(work, data, minilm, model),
             *([] if args.skip_fresh else ["", fresh_tables(work, minilm)]),

@@ -1,10 +1,15 @@
-"""The fresh recall set: memory dirs nobody tuned on, reported apart ("fresh, never tuned").
+"""The fresh recall sets: memory dirs nobody tuned on, reported apart ("fresh, never tuned").
 
-Used by ``benchmarks/recall_eval.py``. The data is ``benchmarks/data/recall_fresh.json``: four
-project memory dirs (iOS, a Go service on Kubernetes, an ML research repo, a Laravel shop), each
-asked its own no-shared-word and unrelated requests. It was committed before any rule change it
-could judge (see docs/benchmarks.md for the commit); rules are tuned on the dev part of
-``recall_eval.json`` and the #9 set only, so this is the check that they generalise.
+Used by ``benchmarks/recall_eval.py``. Two data files, each a few project memory dirs asked their
+own no-shared-word and unrelated requests:
+
+- ``recall_fresh.json`` (iOS, a Go service on Kubernetes, an ML research repo, a Laravel shop):
+  committed before any rule change it could judge; its results were not looked at while tuning,
+  but its memories were seen while the cue families were written.
+- ``recall_fresh2.json`` (Android, Rails, Terraform on AWS): written after the rules were frozen
+  and evaluated once — the blind check.
+
+Rules are tuned on the dev part of ``recall_eval.json`` and the #9 set only (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -20,11 +25,15 @@ from memdir.recall.lexical import TermAnalyzer
 from memdir.recall.relevance import DEFAULT_RULE, KeepAll, RelevanceRule
 from recall_tasks import BEFORE_RULE, build, surfaced, write_dir
 
-DATA = Path(__file__).resolve().parent / "data" / "recall_fresh.json"
+DATA = Path(__file__).resolve().parent / "data"
+SETS = (
+    ("recall_fresh.json", "Fresh, never tuned"),
+    ("recall_fresh2.json", "Blind fresh, written after the rules were frozen"),
+)
 
 
-def load() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(DATA.read_text(encoding="utf-8"))
+def load(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((DATA / name).read_text(encoding="utf-8"))
     analyzer = TermAnalyzer()
     for name, spec in data["dirs"].items():
         memories = {m[0]: m for m in spec["memories"]}
@@ -39,12 +48,14 @@ def load() -> dict[str, Any]:
     return data
 
 
-def score(work: Path, data: dict[str, Any], embedder: Embedder) -> dict[str, dict[str, float]]:
+def score(
+    work: Path, data: dict[str, Any], embedder: Embedder, rule: RelevanceRule = DEFAULT_RULE
+) -> dict[str, dict[str, float]]:
     """Per rule: shares surfaced overall, per dir and per kind, and unrelated surfacing."""
     arms: list[tuple[str, bool, RelevanceRule]] = [
         ("before #20: no applies_when", False, BEFORE_RULE),
         ("no gate (ranking ceiling)", True, KeepAll()),
-        ("default rule", True, DEFAULT_RULE),
+        ("default rule", True, rule),
     ]
     hits: dict[str, dict[str, list[bool]]] = {label: defaultdict(list) for label, _, _ in arms}
     for name, spec in data["dirs"].items():
@@ -65,7 +76,11 @@ def score(work: Path, data: dict[str, Any], embedder: Embedder) -> dict[str, dic
 
 
 def tables(work: Path, embedder: Embedder) -> str:
-    data = load()
+    return "\n\n".join(one_set(work / name, name, title, embedder) for name, title in SETS)
+
+
+def one_set(work: Path, name: str, title: str, embedder: Embedder) -> str:
+    data = load(name)
     results = score(work, data, embedder)
     names = list(data["dirs"])
     n_nsw = sum(len(s["no_shared_word"]) for s in data["dirs"].values())
@@ -88,9 +103,9 @@ def tables(work: Path, embedder: Embedder) -> str:
         if not label.startswith("no gate")
     ]
     return (
-        "**Fresh, never tuned** (benchmarks/data/recall_fresh.json: four memory dirs, each "
-        "asked its own requests):\n\n"
+        f"**{title}** (benchmarks/data/{name}: {len(names)} memory dirs, each asked its own "
+        "requests):\n\n"
         + table(rows, head)
-        + "\n\nFresh set by kind (no-shared-word requests surfaced):\n\n"
+        + "\n\nBy kind (no-shared-word requests surfaced):\n\n"
         + table(kind_rows, ["rule", *kinds])
     )
