@@ -26,6 +26,7 @@ DESTRUCTIVE = next(s for s, _ in SITUATIONS if s.startswith("deleting, dropping,
         ("Ship the hotfix on Friday", "deploying or releasing", "Ship"),
         ("The nightly export takes forever", "speeding up slow code", "takes forever"),
         ("Run a count of active users against live", "touching production", "against live"),
+        ("Add a phone field to the signup form", "building user interface", "signup form"),
         ("Send the newsletter to all subscribers", "sending messages to people", None),
         ("Handle the timeout case in the client", "handling errors and failures in code", None),
         ("Silence the unused-import warning", "silencing checker or linter warnings", None),
@@ -48,6 +49,8 @@ def test_requests_name_their_class_of_task(query: str, intent: str, cue: str | N
         # Node.js is not a cluster node.
         ("Explain the event loop in Node.js", "changing infrastructure or cluster configuration"),
         ("Write a haiku about autumn", None),
+        # "form" the verb is not a form on a page (found on the held-out unrelated requests).
+        ("How does a rainbow form?", None),
         ("Write a birthday message for my grandmother", None),
         ("Translate 'good morning' into Italian", None),
         ("What's the capital of Australia?", None),

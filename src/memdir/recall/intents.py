@@ -142,7 +142,9 @@ INTENTS: tuple[Intent, ...] = (
         "building user interface",
         "UI components",
         _re(
-            r"\b(?:screens?|pages?|views?|buttons?|forms?|modals?|dialogs?|dropdowns?|"
+            r"\b(?:(?:an?|the|this|that|my|our|login|sign-?up|contact|checkout|search|"
+            r"registration|settings|edit|web)\s+form|"
+            r"screens?|pages?|views?|buttons?|forms|modals?|dialogs?|dropdowns?|"
             r"menus?|toggles?|widgets?|components?|layouts?|"
             r"tabs?|sidebars?|navbar|header|footer|tooltips?|icons?|colou?rs?|fonts?|"
             r"animation\w*)\b"
