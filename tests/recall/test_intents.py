@@ -93,3 +93,10 @@ def test_an_intent_surfaces_a_memory_no_word_links_and_explain_says_why(tmp_path
     # Unrelated requests name no class of task and surface nothing.
     selector.relevance = EvidenceRule()
     assert selector.select_sync("Write a haiku about autumn", None) == []
+
+
+def test_only_the_opening_of_a_long_prompt_is_read() -> None:
+    """A pasted log after the task must not cost the hook, nor add classes of task."""
+    pasted = "Fix the flaky parser. " + "lorem ipsum " * 100 + "then wipe the staging database"
+    assert request_intents(pasted) == ()
+    assert request_intents("wipe the staging database")

@@ -13,7 +13,8 @@ Invariants:
   deletion, deployment, tests …), not from any evaluation item; each is anchored on word
   boundaries, and an action that is harmless without its object ("remove duplicates from a
   list") needs a destructive object ("remove the stale branches", "wipe the database").
-- Matching is a few regex searches per request (the hook's budget): no model, no index.
+- Matching is a few regex searches over the prompt's first ``MAX_QUERY_CHARS`` characters (the
+  hook's budget): no model, no index.
 - An intent is evidence only together with a situation that names it: the relevance rule
   (``EvidenceRule.intent_prior``) still asks for some similarity, and ``--explain`` quotes the
   request's words that fired the intent.
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,11 +269,18 @@ INTENTS: tuple[Intent, ...] = (
 )
 
 
+# A task is stated in a prompt's opening; a pasted log or file after it must not cost the hook
+# (the patterns cost about 3 µs per character together).
+MAX_QUERY_CHARS = 600
+
+
+@lru_cache(maxsize=64)  # ranking and the relevance evidence ask for the same prompt
 def request_intents(query: str) -> tuple[IntentHit, ...]:
     """The intents ``query`` asks for, each with the words of the request that matched."""
+    head = query[:MAX_QUERY_CHARS]
     hits = []
     for intent in INTENTS:
-        found = intent.request.search(query)
+        found = intent.request.search(head)
         if found:
             hits.append(IntentHit(intent, " ".join(found.group(0).split())))
     return tuple(hits)
