@@ -21,9 +21,8 @@ from typing import Any
 
 from common import table
 from memdir.recall.embed import Embedder
-from memdir.recall.lexical import TermAnalyzer
 from memdir.recall.relevance import DEFAULT_RULE, KeepAll, RelevanceRule
-from recall_tasks import BEFORE_RULE, build, surfaced, write_dir
+from recall_tasks import BEFORE_RULE, build, check_premise, surfaced, write_dir
 
 DATA = Path(__file__).resolve().parent / "data"
 SETS = (
@@ -34,17 +33,8 @@ SETS = (
 
 def load(name: str) -> dict[str, Any]:
     data: dict[str, Any] = json.loads((DATA / name).read_text(encoding="utf-8"))
-    analyzer = TermAnalyzer()
-    for name, spec in data["dirs"].items():
-        memories = {m[0]: m for m in spec["memories"]}
-        for query, gold, _kind in spec["no_shared_word"]:
-            for rel in gold:
-                _, title, description, _type, body = memories[rel]
-                shared = set(analyzer.terms(query)) & set(
-                    analyzer.terms(f"{title} {description} {body}")
-                )
-                if shared:
-                    raise SystemExit(f"{name}: {query!r} shares {sorted(shared)} with {rel}")
+    for spec in data["dirs"].values():
+        check_premise(spec)
     return data
 
 

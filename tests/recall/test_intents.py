@@ -72,21 +72,21 @@ def test_a_situation_names_the_class_in_ordinary_words() -> None:
 
 
 def test_an_intent_surfaces_a_memory_no_word_links_and_explain_says_why(tmp_path: Path) -> None:
-    """Regression (issue #20): "Bring lodash into the back-office console" shares no word with
-    the yarn memory or its situations, so the word match alone never surfaced it."""
+    """Regression (issue #20): "Get dayjs into the documentation website" shares no word with
+    the pnpm memory or its situations, so the word match alone never surfaced it."""
     store = MemoryStore(tmp_path / "mem")
     store.create(
-        "Admin UI package manager",
-        "The admin UI uses yarn workspaces; never run npm there",
+        "Docs site uses pnpm",
+        "The docs site is built with pnpm; do not use npm or yarn in docs/",
         "feedback",
-        "yarn workspace admin add <pkg>",
+        "pnpm-lock.yaml is the only lockfile there.",
     )
-    store.create("Lunch", "The team eats together at noon on Fridays", "project", "")
-    query = "Bring lodash into the back-office console"
+    store.create("Standup", "Standup is at 9:30 in the small room", "project", "")
+    query = "Get dayjs into the documentation website"
     selector = LocalSelector(store.root, tmp_path / "cache", embedder=MiniLMEmbedder())
     picked = selector.select_sync(query, None)
-    assert [s.filename for s in picked] == ["admin_ui_package_manager.md"]
-    assert "asks for adding a dependency ('Bring lodash into')" in picked[0].reason
+    assert [s.filename for s in picked] == ["docs_site_uses_pnpm.md"]
+    assert "asks for adding a dependency ('Get dayjs into')" in picked[0].reason
     assert "applies when 'adding, installing" in picked[0].reason
     selector.relevance = EvidenceRule(intent_prior=None)  # intents off: the rule before
     assert selector.select_sync(query, None) == []
