@@ -170,3 +170,6 @@ def test_an_intent_is_evidence_at_its_own_prior() -> None:
     assert dropped is not None and "asks for deleting" in dropped and "under 0.05" in dropped
     assert EvidenceRule(intent_prior=None).drop_reason(doc) is not None
     assert DEFAULT_RULE.drop_reason(base) is not None  # no intent, no word: dropped
+    both = replace(low, applies_words=("wipe",), applies_best=1)
+    dropped = DEFAULT_RULE.drop_reason(both)  # --explain names every clause that was tried
+    assert dropped is not None and "project prior 0.30" in dropped and "(prior 0.05)" in dropped

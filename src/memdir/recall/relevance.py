@@ -136,10 +136,15 @@ class EvidenceRule:
         if doc.semantic < self.weak and not (doc.applies_words and self.typed_prior is not None):
             return f"similarity {doc.semantic:.2f} under {self.weak:.2f}"
         if doc.applies_words and self.typed_prior is not None:
+            intent = (
+                f"; the request asks for {doc.applies_intent} (prior {self.intent_prior:.2f})"
+                if self._intent_applies(doc)
+                else ""
+            )
             return (
                 f"applies_when matched ({', '.join(doc.applies_words)}) but similarity "
                 f"{doc.semantic:.2f} is under the {doc.type or 'untyped'} prior "
-                f"{self.prior(doc):.2f}"
+                f"{self.prior(doc):.2f}{intent}"
             )
         return (
             f"similarity {doc.semantic:.2f} under {self.strong:.2f} and lexical coverage "
