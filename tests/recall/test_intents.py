@@ -54,6 +54,18 @@ def test_requests_name_their_class_of_task(query: str, intent: str, cue: str | N
         ("Write a birthday message for my grandmother", None),
         ("Translate 'good morning' into Italian", None),
         ("What's the capital of Australia?", None),
+        # Everyday senses of the same words (found by running the intents over LoCoMo's
+        # conversational questions, where they made other people's questions surface memories).
+        ("When did Anna join the choir?", None),
+        ("What painting did Tom share with his sister?", None),
+        ("When did Maria get into a car accident?", None),
+        ("How did she promote her bakery's new store?", None),
+        ("What does he do besides basketball training?", None),
+        ("The bowl is a reminder of her trip", None),
+        ("Why did he shut down his bank account?", None),
+        ("She saw her film on the big screen", None),
+        ("What is the recurring dream he keeps having?", None),
+        ("Did they record a podcast together?", None),
     ],
 )
 def test_what_is_not_a_class_of_task(query: str, absent: str | None) -> None:

@@ -66,7 +66,8 @@ INTENTS: tuple[Intent, ...] = (
         "dependency package library install",
         _re(
             r"\b(?:install|reinstall|uninstall|vendor|upgrade|downgrade)\w*\b|"
-            rf"\b(?:bring|pull|get|grab|drag|put|load)\b{_GAP}\s+(?:in|into|onto)\b|"
+            rf"\b(?:bring|pull|drag)\b{_GAP}\s+(?:in|into|onto)\b|"
+            r"\b(?:get|grab|put|load)(?:\s+[\w.@/+#'-]+){1,3}?\s+(?:into|onto)\b|"
             r"\b(?:add|use|adopt|include|switch to|try|need|want|pick|choose|recommend)\b"
             r"(?:\s+[\w.@/+#'-]+){0,3}?\s+(?:librar(?:y|ies)|packages?|dependenc(?:y|ies)|"
             r"plugins?|modules?|sdks?|frameworks?|gems?|crates?|pods?|extensions?|tools?|"
@@ -96,7 +97,7 @@ INTENTS: tuple[Intent, ...] = (
         "deploying releasing",
         _re(
             r"\b(?:deploy\w*|ship(?:s|ped|ping)?|releas\w*|roll(?:ing)?\s*out|rollout|"
-            r"publish\w*|go(?:es|ing)?\s+live|promot\w*|hotfix\w*|submit\w*|cut\s+a\s+(?:new\s+)?"
+            r"publish\w*|go(?:es|ing)?\s+live|hotfix\w*|submit\w*|cut\s+a\s+(?:new\s+)?"
             r"(?:version|tag)|push\w*(?:\s+\w+){0,3}\s+to\s+(?:prod\w*|staging|live))\b"
         ),
         _re(r"deploy|releas|shipping|rollout|publish|submi|hotfix"),
@@ -105,7 +106,7 @@ INTENTS: tuple[Intent, ...] = (
         "writing or running tests",
         "tests fixtures samples",
         _re(
-            r"\b(?:tests?|testing|unit[- ]level|specs?|coverage|assert\w*|fixtures?|mocks?|mocking|"
+            r"\b(?:tests?|testing|unit[- ]level|specs?|coverage|assert\w*|fixtures?|mocks|"
             r"stubs?|seed\w*|samples?|test data|suites?)\b"
         ),
         _re(r"\btests?\b|test suites|fixtures|mocks|seed data|samples"),
@@ -124,7 +125,7 @@ INTENTS: tuple[Intent, ...] = (
         "investigating a failure in a running system",
         "crashes errors alerts incidents",
         _re(
-            r"\b(?:crash\w*|down|outage\w*|broken|fail(?:s|ed|ing|ure)?|"
+            r"\b(?:crash\w*|(?:is|are|was|went|goes)\s+down|outage\w*|broken|fail(?:s|ed|ing|ure)?|"
             r"errors?\s+(?:rate|spike)|alerts?|paged|incident\w*|stalled|"
             r"not\s+(?:working|arriving|sending|running)|500s?)\b"
         ),
@@ -135,8 +136,8 @@ INTENTS: tuple[Intent, ...] = (
         "database queries",
         _re(
             r"\b(?:quer(?:y|ies|ying)|select|"
-            r"columns?|tables?|rows?|records?|schema|migrat\w*|backfill\w*|"
-            r"sql|join)\b"
+            r"columns?|tables?|rows?|records|schema|migrat\w*|backfill\w*|"
+            r"sql)\b"
         ),
         _re(r"database|\bsql\b|queries|querying|schema|migrations?"),
     ),
@@ -146,9 +147,9 @@ INTENTS: tuple[Intent, ...] = (
         _re(
             r"\b(?:(?:an?|the|this|that|my|our|login|sign-?up|contact|checkout|search|"
             r"registration|settings|edit|web)\s+form|"
-            r"screens?|pages?|views?|buttons?|forms|modals?|dialogs?|dropdowns?|"
+            r"(?<!big\s)screens?|pages?|views?|buttons?|forms|modals?|dialogs?|dropdowns?|"
             r"menus?|toggles?|widgets?|components?|layouts?|"
-            r"tabs?|sidebars?|navbar|header|footer|tooltips?|icons?|colou?rs?|fonts?|"
+            r"tabs?|sidebars?|navbar|header|footer|tooltips?|icons?|"
             r"animation\w*)\b"
         ),
         _re(r"\bui\b|pages|screens|components|widgets|buttons|forms|design|layout"),
@@ -163,9 +164,9 @@ INTENTS: tuple[Intent, ...] = (
         "scheduling recurring jobs",
         "scheduling nightly",
         _re(
-            r"\b(?:every\s+(?:day|night|hour|week|morning|monday|tuesday|wednesday|thursday|"
-            r"friday|\d+\s*(?:minutes|hours))|nightly|hourly|daily|weekly|cron\w*|"
-            r"schedul\w*|recurring|periodic\w*)\b"
+            r"\b(?:every\s+(?:night|hour|\d+\s*(?:minutes|hours))|nightly|hourly|cron\w*|"
+            r"schedul(?:e|ing)\s+(?:it|this|that|the|a|an)\b|recurring\s+(?:jobs?|tasks?|runs?)|"
+            r"periodic\w*)\b"
         ),
         _re(r"schedul|recurring|nightly|periodic|cron"),
     ),
@@ -195,7 +196,7 @@ INTENTS: tuple[Intent, ...] = (
             r"\b(?:send\w*|email\w*|mail\w*|notify\w*|remind\w*|blast\w*)\b"
             r"(?:\s+[\w'-]+){0,4}?\s+(?:emails?|mails?|newsletters?|reminders?|"
             r"notifications?|customers?|users?|subscribers?|everyone|them)\b|"
-            r"\b(?:newsletters?|reminders?|notifications?|mailings?)\b"
+            r"\b(?:newsletters?|notifications?|mailings?)\b"
         ),
         _re(r"e-?mail|mailings|newsletters|reminders|notifications"),
     ),
@@ -257,13 +258,17 @@ INTENTS: tuple[Intent, ...] = (
     Intent(
         "running long or heavy jobs",
         "training jobs GPU",
-        _re(r"\b(?:train\w*|sweeps?|gpus?|batch\s+jobs?|long[- ]running|experiments?)\b"),
+        _re(
+            r"\b(?:train(?:s|ing)?\s+(?:[\w-]+\s+){0,2}?(?:models?|networks?|classifiers?|"
+            r"runs?|jobs?)|training\s+(?:runs?|jobs?|scripts?|loops?)|sweeps?|gpus?|"
+            r"batch\s+jobs?|long[- ]running|experiments?)\b"
+        ),
         _re(r"training|gpu|\bjobs\b|cluster|experiments|batch"),
     ),
     Intent(
         "storing or sharing files and artifacts",
         "storing sharing artifacts",
-        _re(r"\b(?:upload\w*|stor(?:e|ing)|archiv\w*|share\w*|buckets?|artifacts?|datasets?)\b"),
+        _re(r"\b(?:upload\w*|storing|archiv\w*|buckets?|artifacts?|datasets?)\b"),
         _re(r"storing|sharing|uploads?|artifacts|files|datasets|checkpoints|weights"),
     ),
 )
