@@ -46,6 +46,7 @@ from memdir.recall.relevance import (
     rule_for,
 )
 from memdir.recall.script import contains_cjk
+from recall_fresh import tables as fresh_tables
 from recall_tasks import tables as task_tables
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -198,6 +199,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-docs", action="store_true")
     parser.add_argument("--tasks-only", action="store_true", help="only the issue #20 tables")
     parser.add_argument(
+        "--skip-fresh", action="store_true", help="leave out the fresh set (while tuning)"
+    )
+    parser.add_argument(
         "--model-applies",
         help="JSON {memory file: [situations]} written by a model (benchmarks/applies_model.py)",
     )
@@ -218,14 +222,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             '"Overall" pools the no-shared-word and #9 answerable requests (right memory '
             "surfaced) and the unrelated and #9 unanswerable ones (anything surfaced). "
             "Priors a / b / c: an applies_when word with cosine ≥ a (user, feedback) or ≥ b "
-            "(project, reference), two words of one situation with cosine ≥ c; the default "
-            "is 0.20 / 0.30 / 0.00 with evidence 0.40 / 0.18 / 0.15.",
+            "(project, reference), two words of one situation with cosine ≥ c; the request's "
+            "class of task (memdir.recall.intents) named by one of a memory's first two "
+            "situations with cosine ≥ the intent prior; the default is 0.20 / 0.30 / 0.00, "
+            "intent prior 0.05, with evidence 0.40 / 0.18 / 0.15.",
             "",
             task_tables(work, data, minilm, model),
+            *([] if args.skip_fresh else ["", fresh_tables(work, minilm)]),
         ]
     )
     print(tasks)
-    if not args.no_docs:
+    if not args.no_docs and not args.skip_fresh:
         update_docs_section("recall-tasks", tasks, title="Recall for tasks (issue #20)")
     if args.tasks_only:
         return 0

@@ -120,16 +120,11 @@ def arms(
             BEFORE_RULE,
         ),
         ("no gate (ranking ceiling), rules' applies_when", after, old_after, KeepAll()),
-        ("applies_when by rules + type priors (default)", after, old_after, DEFAULT_RULE),
-        ("default with weak 0.15 (the #9 bar)", after, old_after, EvidenceRule(weak=0.15)),
-        ("priors 0.20 / 0.25 / 0.00", after, old_after, EvidenceRule(narrow_prior=0.25)),
+        ("applies_when by rules + intents + type priors (default)", after, old_after, DEFAULT_RULE),
+        ("intents off (type priors only)", after, old_after, EvidenceRule(intent_prior=None)),
+        ("intent prior 0.00", after, old_after, EvidenceRule(intent_prior=0.0)),
+        ("intent prior 0.10", after, old_after, EvidenceRule(intent_prior=0.10)),
         ("priors 0.15 / 0.30 / 0.00", after, old_after, EvidenceRule(typed_prior=0.15)),
-        (
-            "priors 0.25 / 0.30 / 0.15",
-            after,
-            old_after,
-            EvidenceRule(typed_prior=0.25, pair_prior=0.15),
-        ),
     ]
     if model_situations:
         model_root = work / "tasks" / "memory-model"

@@ -97,7 +97,9 @@ def test_context_helps_but_never_surfaces_on_its_own(tmp_path: Path) -> None:
     store = MemoryStore(tmp_path / "mem")
     seed_admin_rule(store)
     selector = LocalSelector(store.root, tmp_path / "cache", embedder=MiniLMEmbedder())
-    query = "Bring in a date-picker dependency"
+    # One word of the memory's dependency situation ("module") and no class of task the request
+    # names on its own (memdir.recall.intents): the edited package.json is the second word.
+    query = "Which date-picker module is best?"
     assert selector.select_sync(query, None) == []
     edited = RecallContext(files=("admin/package.json",), tools=("Edit",))
     picked = selector.select_sync(query, None, context=edited)

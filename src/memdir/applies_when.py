@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from memdir.applies_rules import EXPLAIN, EXPLAIN_CUES, SITUATIONS, STYLE, STYLE_CUES
 from memdir.errors import MemdirError
 from memdir.model import Memory
 from memdir.store import MemoryStore
@@ -29,155 +30,10 @@ FIELD = "applies_when"
 MAX_ITEMS = 8
 MAX_CHARS = 160
 
-# (situation, cue pattern). The situation's words are what a request for that kind of task says;
-# the cue is what a memory governing such tasks names. Patterns are matched case-insensitively on
-# word boundaries against name, description and body.
-_DEPENDENCY = (
-    "adding, installing, upgrading or vendoring a dependency, package, library, module, plugin, "
-    "SDK, linter, formatter or other tool"
-)
-_SITUATIONS: tuple[tuple[str, str], ...] = (
-    (
-        _DEPENDENCY,
-        r"npm|yarn|pnpm|pipx?|uv|poetry|conda|cargo|gem|bundler|composer|maven|gradle|brew|"
-        r"apt(-get)?|nuget|lockfile|lock file|dependenc(y|ies)|third-party|packages?|librar(y|ies)|"
-        r"licen[cs]es?|GPL|AGPL|workspaces?|install(ing|ed)?",
-    ),
-    (
-        "deleting, pruning, cleaning up, pushing, rebasing or merging git branches, tags and refs "
-        "on origin or a remote; rewriting or squashing history",
-        r"branch(es)?|force-push|force-with-lease|rebase|git push|remote|main|trunk",
-    ),
-    (
-        "committing changes, commit messages and pull requests",
-        r"commits?|commit messages?|pull requests?|PRs?|squash",
-    ),
-    (
-        "handling passwords, tokens, API keys, credentials or other secrets; dotenv files",
-        r"credentials?|secrets?|passwords?|tokens?|api keys?|vault|1password|\.env",
-    ),
-    (
-        "querying, counting or changing data in the database: SQL, SELECT, UPDATE, tables, rows, "
-        "records, schema revisions and migrations",
-        r"database|postgres(ql)?|mysql|sqlite|sql|alembic|migrations?|schema|replica|indexes|"
-        r"sqlalchemy|orm|queries|query",
-    ),
-    (
-        "querying or touching live production data, records or servers",
-        r"production|prod|live|read replica|metabase",
-    ),
-    (
-        "writing or running tests, test suites, fixtures, mocks, seed data and samples",
-        r"tests?|pytest|unittest|jest|mocks?|fixtures?|factories",
-    ),
-    (
-        "deploying, releasing or shipping to staging, pre-production or production; hotfixes",
-        r"deploy(s|ed|ing)?|staging|production|releases?|rollouts?|hotfix(es)?",
-    ),
-    (
-        "writing Dockerfiles, building container images, choosing a base image or FROM line",
-        r"docker(file)?|containers?|images?|kubernetes|k8s|helm",
-    ),
-    (
-        "logging, printing, dumping variables or debugging output to stdout",
-        r"log(s|ging)?|structlog|print( statements)?|logger",
-    ),
-    (
-        "calling or fetching external APIs, HTTP services, URLs, webhooks or callbacks",
-        r"https?|httpx|requests library|aiohttp|webhooks?|outbound",
-    ),
-    (
-        "scheduling recurring, nightly, hourly or periodic jobs; crontab; running it every day",
-        r"cron|crontab|scheduled|periodic|temporal|nightly|celery beat",
-    ),
-    (
-        "caching or memoizing data; storing sessions, state or keys in a cache",
-        r"redis|memcached?|cach(e|ing)|ttl",
-    ),
-    (
-        "building UI: pages, screens, components, widgets, forms, buttons, dropdowns, modals, "
-        "dialogs, banners",
-        r"react|vue|svelte|angular|components?|frontend|dashboard|ui|css|tailwind|wcag|"
-        r"accessib(le|ility)|screen readers?|keyboard",
-    ),
-    (
-        "showing user-facing text, copy, labels, greetings, messages or translations",
-        r"translations?|translators?|lokalise|i18n|l10n|locales?|user-facing strings?",
-    ),
-    (
-        "storing, comparing or scheduling dates, times, hours and time zones",
-        r"utc|time ?zones?|timestamps?|dst|datetime",
-    ),
-    (
-        "computing money: amounts, prices, splitting, rounding, currency, dollars, euros, refunds",
-        r"rounding|minor units|currency|amounts?|cents|refunds?|money",
-    ),
-    (
-        "sending email, mailings, newsletters, reminders or notifications",
-        r"e-?mails?|smtp|mail(pit|gun|ing)?|newsletters?|notifications?",
-    ),
-    (
-        "speeding up slow code; making it faster; performance, profiling and optimisation",
-        r"optimi[sz](e|ing|ation)s?|profil(e|ing|er)|py-spy|latency|p9[59]|performance|slow",
-    ),
-    (
-        "refactoring, renaming or moving code across several files, modules or packages",
-        r"refactors?|renam(e|ing)|more than one file|multiple files",
-    ),
-    (
-        "writing shell scripts, utilities and automation",
-        r"bash|shell|shellcheck|zsh|scripts?",
-    ),
-    (
-        "handling customer personal data: emails, addresses, names, subscribers or users in "
-        "tickets, logs or samples",
-        r"pii|personal data|gdpr|customer data|ibans?|redact",
-    ),
-    (
-        "type checking, annotations and silencing checker complaints",
-        r"mypy|pyright|type: ignore|typing|annotations?|typeddict|protocols?",
-    ),
-    (
-        "editing or patching generated clients, SDKs or stubs",
-        r"generated|openapi|protobuf|stubs|codegen",
-    ),
-    (
-        "using new language versions, syntax or interpreter features",
-        r"python 3\.\d+|3\.1\d|node \d+|language version",
-    ),
-    (
-        "publishing or consuming events and messages; queues",
-        r"kafka|rabbitmq|events?|producers?|consumers?|queues?|pub/?sub",
-    ),
-    (
-        "hiding features behind flags or toggles; beta rollouts",
-        r"feature flags?|launchdarkly|toggles?|flags?",
-    ),
-    (
-        "actions that need someone's approval or sign-off",
-        r"approv(al|er|e)|sign-?off|asking|ask first|go-ahead|permission",
-    ),
-    (
-        "changing code or rules another team owns",
-        r"belongs to|owned by|owners?",
-    ),
-    (
-        "changing, extending or deprecating API endpoints and routes",
-        r"endpoints?|routes?|sunset|deprecat(ed|ion)|rest api|v\d routes",
-    ),
-)
-# A memory about the user (their background, how they learn) governs explanations.
-_EXPLAIN = "explaining, describing or teaching a concept; walking through how something works"
-_EXPLAIN_CUES = (
-    r"explain|analog(y|ies)|background|fluent|new to|knows|expert|engineer|scientist|"
-    r"wrote \w+|learn|frame"
-)
-_STYLE = "writing replies: length, tone and format of answers"
-_STYLE_CUES = r"answers?|repl(y|ies)|summar(y|ies)|terse|tone|verbose|brevity"
-
-_COMPILED = tuple((s, re.compile(rf"\b(?:{cue})\b", re.IGNORECASE)) for s, cue in _SITUATIONS)
-_EXPLAIN_RE = re.compile(rf"\b(?:{_EXPLAIN_CUES})\b", re.IGNORECASE)
-_STYLE_RE = re.compile(rf"\b(?:{_STYLE_CUES})\b", re.IGNORECASE)
+# The offline rules' table (situation, cue pattern) lives in memdir.applies_rules.
+_COMPILED = tuple((s, re.compile(rf"\b(?:{cue})\b", re.IGNORECASE)) for s, cue in SITUATIONS)
+_EXPLAIN_RE = re.compile(rf"\b(?:{EXPLAIN_CUES})\b", re.IGNORECASE)
+_STYLE_RE = re.compile(rf"\b(?:{STYLE_CUES})\b", re.IGNORECASE)
 
 
 def derive(memory_type: str | None, name: str, description: str, body: str) -> list[str]:
@@ -191,9 +47,9 @@ def derive(memory_type: str | None, name: str, description: str, body: str) -> l
         if hits:
             found.append((hits, situation))
     if memory_type == "user" and _EXPLAIN_RE.search(text):
-        found.append((100, _EXPLAIN))
+        found.append((100, EXPLAIN))
     if memory_type in ("user", "feedback") and _STYLE_RE.search(head):
-        found.append((50, _STYLE))
+        found.append((50, STYLE))
     found.sort(key=lambda pair: -pair[0])
     return [situation for _, situation in found[:MAX_ITEMS]]
 

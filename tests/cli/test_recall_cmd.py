@@ -100,3 +100,26 @@ def test_reindex_backfills_applies_when_by_rules_then_by_a_model(tmp_path: Path)
     assert main(argv, env=env, cwd=tmp_path, stdout=out_io, stderr=err_io) == 0, err_io.getvalue()
     assert json.loads(out_io.getvalue())["applies_when_written"] == 1
     assert "- adding a package" in path.read_text()
+
+
+def test_recall_surfaces_the_pnpm_memory_for_a_charting_library_and_says_why(
+    tmp_path: Path,
+) -> None:
+    """Issue #20's "done when", through the CLI as a user runs it."""
+    argv = ["--dir", "mem", "add", "Frontend package manager", "-t", "feedback"]
+    argv += ["-d", "This repo uses pnpm; npm and yarn break the lockfile"]
+    code, _out, err = _run(tmp_path, *argv, "-b", "Why: mixed lockfiles broke CI twice.")
+    assert code == 0, err
+    _add(tmp_path, "Lunch", "The team eats together at noon on Fridays")
+    query = "install the charting library"
+    code, out, err = _run(tmp_path, "--dir", "mem", "--json", "recall", query)
+    assert code == 0, err
+    assert [row["path"] for row in json.loads(out)] == ["frontend_package_manager.md"]
+    code, out, err = _run(tmp_path, "--dir", "mem", "--json", "recall", "--explain", query)
+    assert code == 0, err
+    rows = {row["path"]: row for row in json.loads(out)}
+    pnpm = rows["frontend_package_manager.md"]
+    assert pnpm["selected"] and pnpm["rank"] == 1
+    assert pnpm["why"].startswith("applies when 'adding, installing, upgrading")
+    assert "words: instal, librari" in pnpm["why"] and "similarity" in pnpm["why"]
+    assert not rows["lunch.md"]["selected"]

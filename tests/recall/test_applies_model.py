@@ -50,13 +50,13 @@ async def test_model_lists_are_stored_failures_stay_per_memory(tmp_path: Path) -
 
 async def test_a_model_list_makes_a_no_shared_word_request_surface(tmp_path: Path) -> None:
     store = _store(tmp_path)
-    query = "Bring lodash into the back-office console"
+    # No class of task in the request (memdir.recall.intents), no word of the rules' situations:
+    # only the model's list can tell recall that the yarn memory governs it.
+    query = "Is lodash fine for the back-office console?"
     selector = LocalSelector(store.root, tmp_path / "cache", embedder=MiniLMEmbedder())
     assert "admin_ui_yarn.md" not in [s.filename for s in selector.select_sync(query, None)]
     provider = ScriptedProvider.always(
-        Completion.from_json(
-            {"applies_when": ["bringing lodash or another library into a console"]}
-        )
+        Completion.from_json({"applies_when": ["using lodash or another library in the console"]})
     )
     await write_with_model(store, provider, ["admin_ui_yarn.md"])
     assert "admin_ui_yarn.md" in [s.filename for s in selector.select_sync(query, None)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -150,3 +151,25 @@ def test_no_shared_word_request_surfaces_with_explain(tmp_path: Path) -> None:
     explained = selector.explain("install the charting library")
     assert explained[0].selected
     assert "applies when" in explained[0].reason and "similarity" in explained[0].reason
+
+
+def test_an_intent_is_evidence_at_its_own_prior() -> None:
+    """A request's class of task named by a situation needs only the intent prior (0.05)."""
+    base = typed(0.06, "project", (), 0)
+    doc = replace(
+        base,
+        applies_intent="deleting or resetting something ('Wipe the staging database')",
+        intent_situation="deleting, dropping, wiping … data",
+    )
+    assert DEFAULT_RULE.drop_reason(doc) is None
+    reason = DEFAULT_RULE.keep_reason(doc)
+    assert reason is not None and "the request asks for deleting" in reason
+    assert "'Wipe the staging database'" in reason and "0.06 ≥ 0.05" in reason
+    low = replace(doc, semantic=0.03)
+    dropped = DEFAULT_RULE.drop_reason(low)
+    assert dropped is not None and "asks for deleting" in dropped and "under 0.05" in dropped
+    assert EvidenceRule(intent_prior=None).drop_reason(doc) is not None
+    assert DEFAULT_RULE.drop_reason(base) is not None  # no intent, no word: dropped
+    both = replace(low, applies_words=("wipe",), applies_best=1)
+    dropped = DEFAULT_RULE.drop_reason(both)  # --explain names every clause that was tried
+    assert dropped is not None and "project prior 0.30" in dropped and "(prior 0.05)" in dropped

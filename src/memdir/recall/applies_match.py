@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from memdir.recall.intents import IntentHit, situation_names
 from memdir.recall.lexical import ENGLISH_STOPWORDS, QUESTION_WORDS, AnalyzerConfig, TermAnalyzer
 
 # Verbs and nouns of any request, as raw words (analysed with the index's analyzer).
@@ -28,6 +29,12 @@ GENERIC_WORDS = (
 )
 
 
+# A class of task is evidence only when one of a memory's first situations names it: lists put
+# what a memory is about first (the rules sort by cue count), and a memory that merely mentions
+# tests in passing does not govern every request to write one.
+INTENT_SITUATIONS = 2
+
+
 @dataclass(frozen=True, slots=True)
 class AppliesMatch:
     """The request's words found in a memory's situations, and those situations."""
@@ -35,6 +42,8 @@ class AppliesMatch:
     words: tuple[str, ...] = ()
     situations: tuple[str, ...] = ()
     best: int = 0  # most request words found in any one situation (two in one: a real match)
+    intent: str = ""  # the request's class of task a situation names (memdir.recall.intents)
+    intent_situation: str = ""  # the first situation that names it
 
     @property
     def specific(self) -> bool:
@@ -69,10 +78,20 @@ class AppliesMatcher:
     def query_terms(self, query: str) -> frozenset[str]:
         return frozenset(self.analyzer.terms(query))
 
-    def match(self, query_terms: frozenset[str], situations: Sequence[str]) -> AppliesMatch:
+    def match(
+        self,
+        query_terms: frozenset[str],
+        situations: Sequence[str],
+        intents: tuple[IntentHit, ...] = (),
+    ) -> AppliesMatch:
         words: set[str] = set()
         hit: list[tuple[int, str]] = []
-        for situation in situations:
+        intent: IntentHit | None = None
+        intent_situation = ""
+        for position, situation in enumerate(situations):
+            if intents and intent is None and position < INTENT_SITUATIONS:
+                intent = situation_names(situation, intents)
+                intent_situation = situation if intent is not None else ""
             shared = query_terms & self._terms(situation)
             specific = shared - self.generic
             if specific:
@@ -81,7 +100,13 @@ class AppliesMatcher:
         # The situation with the most request words first: it is the one --explain shows.
         hit.sort(key=lambda h: -h[0])
         best = hit[0][0] if hit else 0
-        return AppliesMatch(tuple(sorted(words)), tuple(s for _, s in hit), best)
+        return AppliesMatch(
+            tuple(sorted(words)),
+            tuple(s for _, s in hit),
+            best,
+            intent.describe() if intent is not None else "",
+            intent_situation,
+        )
 
 
 __all__ = ["GENERIC_WORDS", "AppliesMatch", "AppliesMatcher"]

@@ -34,6 +34,7 @@ from memdir.recall.applies_match import AppliesMatcher
 from memdir.recall.base import MAX_SELECTED, Selection
 from memdir.recall.embed import Embedder, MiniLMEmbedder
 from memdir.recall.fusion import FusionConfig
+from memdir.recall.intents import request_intents
 from memdir.recall.lexical import TermAnalyzer
 from memdir.recall.relevance import (
     CosineFloor,
@@ -171,10 +172,14 @@ class LocalSelector:
         query_vector = index.embedder.embed([query])[0]
         semantic = index.semantic_scores(query_vector)[rows]
         ranked = lexical
+        # Words the prompt does not say but its context (recent turns, files, tools) and its
+        # class of task (memdir.recall.intents) do: they order, they never count as coverage.
+        around = " ".join(hit.intent.words for hit in request_intents(query))
         if context is not None and not context.empty:
-            extra = sorted(set(index.analyzer.terms(context.text())) - set(terms))
-            if extra:
-                ranked = lexical + CONTEXT_WEIGHT * index.lexical.scores_for_terms(extra)[rows]
+            around = f"{around} {context.text()}"
+        extra = sorted(set(index.analyzer.terms(around)) - set(terms))
+        if extra:
+            ranked = lexical + CONTEXT_WEIGHT * index.lexical.scores_for_terms(extra)[rows]
         fused = self.fusion.fuse(ranked, semantic)
         return rows, lexical, semantic, fused, index.lexical.query_weight(terms)
 
@@ -203,10 +208,11 @@ class LocalSelector:
             query_terms = self._applies.query_terms(query)
             if context is not None and context.activity():
                 query_terms |= self._applies.query_terms(context.activity())
+            intents = request_intents(query)
             out = []
             for i in order:
                 doc = docs[rows[i]]
-                applies = self._applies.match(query_terms, doc.applies_when)
+                applies = self._applies.match(query_terms, doc.applies_when, intents)
                 out.append(
                     ScoredDoc(
                         filename=doc.rel,
@@ -220,6 +226,8 @@ class LocalSelector:
                         applies_words=applies.words,
                         applies_situations=applies.situations,
                         applies_best=applies.best,
+                        applies_intent=applies.intent,
+                        intent_situation=applies.intent_situation,
                     )
                 )
             return out

@@ -50,6 +50,8 @@ class ScoredDoc:
     applies_words: tuple[str, ...] = ()  # request terms found in its applies_when situations
     applies_situations: tuple[str, ...] = ()  # those situations, the best-matched first
     applies_best: int = 0  # most request terms found in any one situation
+    applies_intent: str = ""  # the request's class of task one of its situations names
+    intent_situation: str = ""  # that situation
 
 
 class RelevanceRule(Protocol):
@@ -92,6 +94,7 @@ class EvidenceRule:
     typed_prior: float | None = 0.20  # None: applies_when is not evidence (the rule before #20)
     narrow_prior: float = 0.30
     pair_prior: float = 0.0
+    intent_prior: float | None = 0.05  # None: intents are not evidence (the rule before recall3)
 
     @property
     def label(self) -> str:
@@ -115,16 +118,33 @@ class EvidenceRule:
             return self.typed_prior
         return self.narrow_prior
 
+    def _intent_applies(self, doc: ScoredDoc) -> bool:
+        return (
+            self.intent_prior is not None
+            and self.typed_prior is not None
+            and bool(doc.applies_intent)
+        )
+
     def drop_reason(self, doc: ScoredDoc) -> str | None:
         if self.keep_reason(doc) is not None:
             return None
+        if self._intent_applies(doc) and not doc.applies_words:
+            return (
+                f"the request asks for {doc.applies_intent}, which applies_when names, but "
+                f"similarity {doc.semantic:.2f} is under {self.intent_prior:.2f}"
+            )
         if doc.semantic < self.weak and not (doc.applies_words and self.typed_prior is not None):
             return f"similarity {doc.semantic:.2f} under {self.weak:.2f}"
         if doc.applies_words and self.typed_prior is not None:
+            intent = (
+                f"; the request asks for {doc.applies_intent} (prior {self.intent_prior:.2f})"
+                if self._intent_applies(doc)
+                else ""
+            )
             return (
                 f"applies_when matched ({', '.join(doc.applies_words)}) but similarity "
                 f"{doc.semantic:.2f} is under the {doc.type or 'untyped'} prior "
-                f"{self.prior(doc):.2f}"
+                f"{self.prior(doc):.2f}{intent}"
             )
         return (
             f"similarity {doc.semantic:.2f} under {self.strong:.2f} and lexical coverage "
@@ -149,6 +169,15 @@ class EvidenceRule:
                 f"applies when {doc.applies_situations[0]!r} (words: "
                 f"{', '.join(doc.applies_words)}); {prior}: similarity {doc.semantic:.2f} ≥ "
                 f"{self.prior(doc):.2f}"
+            )
+        if (
+            self._intent_applies(doc)
+            and self.intent_prior is not None
+            and doc.semantic >= self.intent_prior
+        ):
+            return (
+                f"applies when {doc.intent_situation!r}: the request asks for "
+                f"{doc.applies_intent}; similarity {doc.semantic:.2f} ≥ {self.intent_prior:.2f}"
             )
         return None
 

@@ -21,7 +21,9 @@ def host(tmp_path: Path) -> Iterator[FakeHost]:
 
 
 def test_a_manifest_just_read_makes_the_package_rule_apply(host: FakeHost) -> None:
-    prompt = "Bring in a date-picker dependency"
+    # One word of the dependency situation ("module") and no class of task on its own
+    # (memdir.recall.intents): the manifest just read is the second word.
+    prompt = "Which date-picker module is best?"
     cold = host.session()
     cold.reply("Hello.")
     assert "admin_ui_package_manager.md" not in cold.prompt(prompt).context
