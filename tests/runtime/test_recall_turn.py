@@ -78,7 +78,7 @@ def seeded(project: Project) -> Project:
     return project
 
 
-PROMPT = "Bring in a date-picker dependency"
+PROMPT = "Which date-picker module is best?"  # no intent names it: only context can help
 
 
 async def test_the_prompt_alone_does_not_surface_the_rule(seeded: Project) -> None:
