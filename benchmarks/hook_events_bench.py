@@ -9,7 +9,8 @@ around ``subprocess.run`` of the real console script, with the memory dir's sear
 once beforehand (not timed):
 - with the recall daemon up: ``session-start``, ``user-prompt-submit``, ``stop`` (a one-turn
   transcript: the extraction worker it starts runs after the hook returned), ``pre-compact``,
-  ``session-end``; each call a new session id;
+  ``session-end``; each call a new session id, started once the workers of the call before
+  have finished (a host stops once per turn: seven stops a second would time the pile-up);
 - the same events with ``MEMDIR_HOOK_DAEMON=0`` (the full CLI every time: the baseline);
 - cold: no daemon; ``session-start`` (which starts one), then at once ``user-prompt-submit``;
   the daemon is stopped before each pair. Twice: as an interactive session (a person waits:
@@ -82,6 +83,27 @@ def payload(event: str, project: Path, workdir: Path) -> str:
     return json.dumps(body)
 
 
+WORKERS = ("extract-worker", "end-worker", "notes-worker", "dream-worker")
+
+
+def settle(limit: float = 60.0) -> None:
+    """Wait until no memdir hook worker runs on this machine (a real host stops or ends a
+    session once per turn, not seven times a second: workers must not pile up in the timing)."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        running = False
+        for pid in os.listdir("/proc"):
+            if pid.isdigit():
+                try:
+                    cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+                except OSError:
+                    continue
+                running = running or any(w.encode() in cmdline for w in WORKERS)
+        if not running:
+            return
+        time.sleep(0.05)
+
+
 def daemon(base: list[str], env: dict[str, str], cwd: Path, action: str) -> None:
     subprocess.run([*base, "hook", "daemon", action], env=env, cwd=cwd, capture_output=True)
 
@@ -113,10 +135,12 @@ def measure(n: int, runs: int, workdir: Path) -> list[dict[str, Any]]:
         payload("user-prompt-submit", project, workdir),
     )  # fmt: skip  (loads the index)
     for event in EVENTS:
-        calls = [
-            timed([*base, "hook", event], env, project, payload(event, project, workdir))
-            for _ in range(runs)
-        ]
+        calls = []
+        for _ in range(runs):
+            settle()  # each call alone: the last one's detached worker has finished
+            calls.append(
+                timed([*base, "hook", event], env, project, payload(event, project, workdir))
+            )
         rows.append({"case": f"{event}, daemon up", "ms": calls})
     sock = recall_client.socket_path(home / ".memdir")
     stamp = sock.with_name(sock.name + ".spawned")
