@@ -17,6 +17,7 @@ import pytest
 
 import memdir.recall.warm as warm_module
 from memdir.adapters.claude_code.forwarded import cold_wait, serve_hook
+from memdir.adapters.claude_code.state import SETTLED_MAX_AGE, SessionStore
 from memdir.errors import ConfigError
 from memdir.recall.warm import WarmRecall
 from memdir.store import MemoryStore
@@ -56,9 +57,10 @@ def _wait(what: str, check: Any) -> None:
         time.sleep(0.05)
 
 
-def test_a_cold_prompt_answers_at_once_and_the_next_prompt_gets_the_memory(
+def _settled_cold(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+) -> tuple[FakeHost, FakeSession, WarmRecall]:
+    """A first prompt answered while the engine was still loading, and its recall settled."""
     host = FakeHost(tmp_path)
     _staging_memory(host)
     loaded = threading.Event()
@@ -81,6 +83,13 @@ def test_a_cold_prompt_answers_at_once_and_the_next_prompt_gets_the_memory(
     _wait("the recall to settle", lambda: any(r["event"] == "recall-settled" for r in _log(host)))
     [settled] = [r for r in _log(host) if r["event"] == "recall-settled"]
     assert [Path(p).name for p in settled["found"]] == ["staging_rebuild.md"]
+    return host, s, warm
+
+
+def test_a_cold_prompt_answers_at_once_and_the_next_prompt_gets_the_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    host, s, warm = _settled_cold(tmp_path, monkeypatch)
 
     second = _prompt(host, s, warm, "and who owns the deploy pipeline?")
     context = json.loads(second["stdout"])["hookSpecificOutput"]["additionalContext"]
@@ -91,6 +100,25 @@ def test_a_cold_prompt_answers_at_once_and_the_next_prompt_gets_the_memory(
     # delivered once: never twice in a session
     third = _prompt(host, s, warm, "remind me when staging is rebuilt")
     assert "23:00 UTC" not in third["stdout"]
+
+
+def test_a_late_recall_is_not_delivered_for_a_deleted_memory_or_after_ten_minutes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    host, s, warm = _settled_cold(tmp_path, monkeypatch)
+    (host.memory_dir / "staging_rebuild.md").unlink()  # deleted before the next prompt
+    second = _prompt(host, s, warm, "and what should we name the new cat?")
+    assert "23:00 UTC" not in second["stdout"]
+    assert [r for r in _log(host) if r["event"] == "user-prompt-submit"][-1]["settled"] is None
+
+    stale, s2, warm2 = _settled_cold(tmp_path / "stale", monkeypatch)
+    store = SessionStore(stale.cache_dir)
+    with store.update(s2.session_id) as state:
+        assert state.settled  # what the first prompt's recall found, waiting
+        state.settled_at -= SETTLED_MAX_AGE + 1  # the user came back eleven minutes later
+    later = _prompt(stale, s2, warm2, "and what should we name the new cat?")
+    assert "23:00 UTC" not in later["stdout"]
+    assert [r for r in _log(stale) if r["event"] == "user-prompt-submit"][-1]["settled"] is None
 
 
 def test_a_warm_daemon_answers_the_prompt_itself(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ hooks never import the daemon (they talk to it over the socket through ``recall_
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -95,7 +96,7 @@ def serve_hook(body: dict[str, Any], warm: WarmRecall) -> dict[str, Any]:
         try:
             found = [Injected.from_json(d) for d in warm.recall(*args)]
             with hc.sessions.update(session) as state:
-                state.settled = found
+                state.settled, state.settled_at = found, time.time()
             row["found"] = [m.path for m in found]
         except Exception as exc:  # a background thread: report it where the hooks report
             row["error"] = " ".join(str(exc).split()) or type(exc).__name__

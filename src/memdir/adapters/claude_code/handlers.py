@@ -14,6 +14,7 @@ Invariants:
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -200,7 +201,8 @@ def user_prompt_submit(inp: HookInput, hc: HookContext) -> str:
     budget = MAX_CONTEXT_CHARS - len(RECALL_INTRO) - 2
     with sessions.update(inp.session_id) as state:
         notices = state.take_notices()
-        late = state.take_settled() if reason is None else []
+        late = state.take_settled(time.time()) if reason is None else []
+        late = [m for m in late if os.path.isfile(m.path)]  # deleted since: not delivered
         injected = state.accept([*found, *late], max_chars=budget)
         used = state.used_bytes
     text = render_memories(injected)

@@ -35,6 +35,7 @@ SESSION_BUDGET_BYTES = 60 * 1024  # per session, as the reference's relevant-mem
 SAME_EVENT_SECONDS = 10.0  # one SessionStart delivered twice arrives within this
 NEW_CONTEXT_SOURCES = ("startup", "clear", "compact")  # resume keeps what the context holds
 STATE_LOCK_TIMEOUT = 5.0
+SETTLED_MAX_AGE = 600.0  # seconds a late recall (cold daemon) waits for the next prompt
 STATE_MAX_AGE_DAYS = 30
 _FORMAT = 1
 
@@ -85,6 +86,7 @@ class SessionState:
     # recalled for an earlier prompt after it was answered (a daemon still loading): the next
     # prompt delivers them, unless surfaced by then
     settled: list[Injected] = field(default_factory=list)
+    settled_at: float = 0.0
 
     @property
     def exhausted(self) -> bool:
@@ -121,9 +123,11 @@ class SessionState:
         self.start_blocks.append(block_key)
         return None
 
-    def take_settled(self) -> list[Injected]:
+    def take_settled(self, now: float) -> list[Injected]:
+        """What recall found for an earlier prompt, unless that is over
+        :data:`SETTLED_MAX_AGE` seconds old (it answered another moment's question)."""
         settled, self.settled = self.settled, []
-        return settled
+        return settled if now - self.settled_at <= SETTLED_MAX_AGE else []
 
     def take_notices(self) -> list[str]:
         notices, self.notices = self.notices, []
@@ -150,6 +154,7 @@ class SessionState:
             start_at=float(raw.get("start_at", 0.0)),
             updated=float(raw.get("updated", 0.0)),
             settled=_settled(raw.get("settled")),
+            settled_at=float(raw.get("settled_at", 0.0)),
         )
 
 
