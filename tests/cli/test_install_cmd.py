@@ -301,6 +301,26 @@ def test_doctor_names_installed_commands_the_host_would_not_find(cli: Cli) -> No
     assert "exit 127" in unresolved[0]["detail"]
 
 
+def test_doctor_names_an_earlier_installs_async_hooks(cli: Cli) -> None:
+    assert cli("install", "claude-code", "--project")[0] == 0
+    code, out, _ = cli("doctor")
+    assert [p for p in out["problems"] if p["kind"] == "install-async"] == []
+    path = cli.project / ".claude" / "settings.json"
+    settings = json.loads(path.read_text())
+    for event in ("Stop", "SessionEnd"):  # what memdir wrote before it stopped using async
+        settings["hooks"][event][0]["hooks"][0]["async"] = True
+    path.write_text(json.dumps(settings, indent=2) + "\n")
+    code, out, _ = cli("doctor")
+    [problem] = [p for p in out["problems"] if p["kind"] == "install-async"]
+    assert code == 1 and Path(problem["path"]) == path
+    assert (
+        "session-end and stop" in problem["detail"] and "install claude-code" in problem["detail"]
+    )
+    assert cli("install", "claude-code", "--project")[0] == 0  # what the message says to do
+    code, out, _ = cli("doctor")
+    assert [p for p in out["problems"] if p["kind"] == "install-async"] == []
+
+
 def _plugin(cli: Cli, *, enabled: bool | None = None) -> None:
     plugins = cli.home / ".claude" / "plugins"
     plugins.mkdir(parents=True, exist_ok=True)

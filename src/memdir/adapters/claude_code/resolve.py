@@ -68,6 +68,31 @@ def resolves_to(name: str, target: Path, env: Mapping[str, str]) -> bool:
     return found is not None and os.path.realpath(found) == os.path.realpath(target)
 
 
+ASYNC_DETAIL = (
+    "memdir's {events} hook is installed async: in `claude -p` the host kills it at exit and "
+    "waits ~1.5 s every run; run `memdir install claude-code` again to update it"
+)
+
+
+def _async_problems(path: str) -> list[dict[str, str]]:
+    """An earlier install's ``async`` hooks in the settings file at ``path``."""
+    import json
+
+    from memdir.adapters.claude_code.settings_merge import async_memdir_hooks
+
+    try:
+        settings = json.loads(Path(path).read_text("utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return []  # the unreadable file is reported by the install checks themselves
+    if not isinstance(settings, dict):
+        return []
+    found = async_memdir_hooks(settings)
+    if not found:
+        return []
+    events = " and ".join(sorted({c.rsplit(" ", 1)[-1] for c in found}))
+    return [{"kind": "install-async", "path": path, "detail": ASYNC_DETAIL.format(events=events)}]
+
+
 def installed_problems(
     record: Mapping[str, object], env: Mapping[str, str]
 ) -> list[dict[str, str]]:
@@ -80,6 +105,8 @@ def installed_problems(
         if not isinstance(added, dict):
             continue
         commands = [c for c in added.get("hooks", []) if isinstance(c, str)]
+        if commands:
+            problems += _async_problems(path)
         server = added.get("server")
         if isinstance(server, list) and server:
             try:

@@ -184,6 +184,22 @@ def memdir_hook_commands(settings: Mapping[str, Any]) -> list[str]:
     return found
 
 
+def async_memdir_hooks(settings: Mapping[str, Any]) -> list[str]:
+    """memdir's hook commands in ``settings`` that are marked ``async`` (an earlier install)."""
+    hooks = settings.get("hooks")
+    if not isinstance(hooks, dict):
+        return []
+    ours = set(memdir_hook_commands(settings))
+    found = []
+    for groups in hooks.values():
+        for group in groups if isinstance(groups, list) else []:
+            inner = group.get("hooks") if isinstance(group, dict) else None
+            for hook in inner if isinstance(inner, list) else []:
+                if isinstance(hook, dict) and hook.get("async") and hook.get("command") in ours:
+                    found.append(str(hook["command"]))
+    return found
+
+
 def set_server(
     config: JSONObject, path: tuple[str, ...], name: str, server: JSONObject
 ) -> tuple[JSONObject, list[str]]:
