@@ -17,8 +17,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 import memdir
 from memdir.adapters.mcp_early import DISCOVER, LISTS, MANIFEST
 from tests.integration.mcp_wire import initialize
@@ -159,11 +157,11 @@ def test_tools_work_behind_the_relays(tmp_path: Path) -> None:
 
 
 def _sdk_loaded(pid: int) -> bool:
-    """Whether the process has loaded the SDK (its pydantic-core extension is mapped)."""
+    """Whether the process has loaded the SDK (its pydantic-core extension is mapped; Linux, as
+    CI: elsewhere this fails rather than pass unchecked)."""
     return "pydantic_core" in Path(f"/proc/{pid}/maps").read_text()
 
 
-@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc/<pid>/maps")
 def test_the_sdk_loads_only_when_a_request_needs_it(tmp_path: Path) -> None:
     """A session that never calls a memory tool never pays the SDK's import (about a second of
     CPU on the host's cores); the first tool call loads it and is answered."""

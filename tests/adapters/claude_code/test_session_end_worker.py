@@ -87,3 +87,13 @@ def test_workers_start_niced_so_the_host_finishing_its_turn_comes_first(
         "--reason",
         "other",
     ]
+
+
+@pytest.mark.parametrize("reason", ["--transcript=/etc/passwd", "-h", "会话结束 ✓"])
+def test_any_reason_the_host_sends_reaches_the_worker_as_text(host: FakeHost, reason: str) -> None:
+    """The reason is free host text: one starting with "-" once read as the worker's option, and
+    the worker exited on an argument error with the session's end never done."""
+    s = host.session()
+    assert s.hook("session-end", reason=reason).code == 0
+    finished = s.wait_ended(timeout=30)
+    assert finished["reason"] == reason and finished["drained"] is True

@@ -44,6 +44,23 @@ def test_corrupt_state_starts_fresh(tmp_path: Path) -> None:
     assert store.load("s1").notices == ["Saved 1 memory"]
 
 
+def test_a_mangled_settled_list_keeps_only_its_well_formed_entries(tmp_path: Path) -> None:
+    """The state file is ours but a user or a crash can mangle it: loading never raises."""
+    import json
+
+    store = SessionStore(tmp_path)
+    with store.update("s1") as s:
+        s.settled, s.settled_at = [memory("a"), memory("b")], 1000.0
+    raw = json.loads(store.path("s1").read_text())
+    raw["settled"] = [raw["settled"][0], {"path": "/m/x.md"}, "a string", None, [1, 2]]
+    store.path("s1").write_text(json.dumps(raw))
+    loaded = store.load("s1")
+    assert loaded.settled == [memory("a")] and loaded.settled_at == 1000.0
+    raw["settled"] = {"not": "a list"}
+    store.path("s1").write_text(json.dumps(raw))
+    assert store.load("s1").settled == []
+
+
 def test_a_state_locked_by_another_process_fails_fast(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

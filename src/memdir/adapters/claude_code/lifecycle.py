@@ -285,7 +285,8 @@ def session_end(inp: HookInput, hc: HookContext) -> str:
     if not hc.worker_command:
         log_event(hc, inp, started, reason=inp.reason, finish="not started (no worker command)")
         return ""
-    reason = ["--reason", inp.reason] if inp.reason else []
+    # one argv word: a reason that starts with "-" (free host text) must not read as an option
+    reason = [f"--reason={inp.reason}"] if inp.reason else []
     spawn_worker(hc, inp.session_id, transcript, "end-worker", reason)
     log_event(hc, inp, started, reason=inp.reason, finish="started in the background")
     return ""
