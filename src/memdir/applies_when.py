@@ -104,6 +104,18 @@ def set_applies_when(memory: Memory, situations: list[str]) -> Memory:
     return memory
 
 
+def for_recall(rules: list[str], stored: list[str]) -> list[str]:
+    """What recall reads as a memory's situations: the rules' first, then the stored list's new
+    ones (up to ``MAX_ITEMS`` each).
+
+    Whoever wrote the stored list (a person, the saving agent with its file tools, a model), the
+    rules' situations stay evidence too: the intents match the rules' wording, and on the
+    evaluation sets a model's list after the rules' surfaced more than the model's alone
+    (docs/benchmarks.md, "Recall for tasks").
+    """
+    return [*rules, *(s for s in stored if s not in rules)][: 2 * MAX_ITEMS]
+
+
 def initial(memory_type: str | None, name: str, description: str, body: str) -> dict[str, Any]:
     """The frontmatter a new memory starts with: ``{"applies_when": [...]}`` by the rules, or
     ``{}`` (for ``MemoryStore.create(extra=...)``: one write, one guard check)."""
@@ -164,6 +176,7 @@ __all__ = [
     "backfill",
     "derive",
     "for_memory",
+    "for_recall",
     "initial",
     "normalise",
     "set_applies_when",

@@ -53,10 +53,13 @@ def test_only_a_stored_list_joins_the_bm25_text(tmp_path: Path) -> None:
     plain = tmp_path / "plain.md"
     plain.write_text("---\nname: pnpm\ndescription: the docs use pnpm\ntype: feedback\n---\nbody\n")
     text = read_memory_text(plain, "plain.md")[0]
-    assert text.applies_when and not text.applies_stored
+    assert text.applies_when and not text.stored_when
     assert "dependency" not in text.for_lexical()
     stored = tmp_path / "stored.md"
     stored.write_text(plain.read_text().replace("type:", "applies_when: [adding a library]\ntype:"))
     text = read_memory_text(stored, "stored.md")[0]
-    assert text.applies_when == ("adding a library",) and "adding a library" in text.for_lexical()
+    assert "adding a library" in text.for_lexical() and "dependency" not in text.for_lexical()
+    # The rules' situations stay evidence, before the stored ones (docs/recall.md).
+    rules = read_memory_text(plain, "plain.md")[0].applies_when
+    assert text.applies_when == (*rules, "adding a library")
     assert read_memory_text(stored, "stored.md", applies=False)[0].applies_when == ()

@@ -81,8 +81,14 @@ Each memory is its own file, e.g. {memory_dir}/feedback_testing.md, starting wit
 name: <short title>
 description: <one line: what this is and when it is relevant>
 type: <user|feedback|project|reference>
+applies_when:
+  - <a kind of request it governs, e.g. "adding or installing a JavaScript dependency">
 ---
 <the memory; for feedback and project: the rule or fact, then **Why:** and **How to apply:**>
+
+applies_when lists 3 to 8 short situations in which the memory must be recalled, phrased as the \
+requests it governs, above all requests that never use its words ("use pnpm here" governs \
+"adding a JavaScript dependency"). Recall matches each new request against them.
 
 MEMORY.md, the index, is kept up to date automatically when you write a memory file: do not edit \
 it. Organise by topic, not by date. If nothing is worth saving, reply "Nothing to save." without \

@@ -36,10 +36,11 @@ class MemoryText:
     description: str
     body: str
     type: str = ""
+    # Evidence for the relevance rule: the rules' situations, then the stored ones that are new.
     applies_when: tuple[str, ...] = ()
-    # Only a stored list joins the BM25 text; the rules' list for a memory without the field is
-    # evidence for the relevance rule alone (a dir's ranking changes when its files do).
-    applies_stored: bool = False
+    # Only the stored list joins the BM25 text; the rules' list is evidence for the relevance
+    # rule alone (a dir's ranking changes when its files do, not when the rules do).
+    stored_when: tuple[str, ...] = ()
 
     def passages(self, words: int = PASSAGE_WORDS) -> list[str]:
         """Embedding inputs: the title and description, with each ``words``-word body slice.
@@ -58,9 +59,9 @@ class MemoryText:
         ]
 
     def for_lexical(self) -> str:
-        if not self.applies_stored:
+        if not self.stored_when:
             return f"{self.name}\n{self.description}\n{self.body}"
-        return "\n".join([self.name, self.description, self.body, *self.applies_when])
+        return "\n".join([self.name, self.description, self.body, *self.stored_when])
 
 
 def read_memory_text(
@@ -90,7 +91,11 @@ def read_memory_text(
     description = str(meta["description"]) if meta.get("description") is not None else ""
     mtype = str(meta["type"]) if meta.get("type") is not None else ""
     stored = applies_when.normalise(meta.get(applies_when.FIELD)) if applies else []
-    situations = stored or (applies_when.derive(mtype, name, description, body) if applies else [])
+    situations = (
+        applies_when.for_recall(applies_when.derive(mtype, name, description, body), stored)
+        if applies
+        else []
+    )
     return (
         MemoryText(
             name=name,
@@ -98,7 +103,7 @@ def read_memory_text(
             body=body,
             type=mtype,
             applies_when=tuple(situations),
-            applies_stored=bool(stored),
+            stored_when=tuple(stored),
         ),
         content_hash(raw),
         size,
