@@ -45,7 +45,8 @@ from memdir.recall.memory_text import PASSAGE_WORDS, MemoryText, read_memory_tex
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 6  # 4: type and applies_when per row; 5: only stored ones in BM25; 6: rules + stored
+# 4: type and applies_when per row; 5: only stored ones in BM25; 6: rules + stored as evidence
+FORMAT_VERSION = 6
 SAVE_LOCK_TIMEOUT = 10.0
 EMBED_CHUNK = 256  # passages per embed call: the unit of progress reporting
 _GENERATION_FILES = ("vectors", "lexical", "terms", "overlay")
