@@ -33,6 +33,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import machine, memory_text, table, update_docs_section, write_if_changed
+from memdir import applies_when
 from memdir.recall.embed import Embedder, MiniLMEmbedder
 from memdir.recall.lexical import ENGLISH_STOPWORDS, QUESTION_WORDS, AnalyzerConfig, TermAnalyzer
 from memdir.recall.local import LocalSelector
@@ -50,6 +51,8 @@ from recall_fresh import tables as fresh_tables
 from recall_tasks import tables as task_tables
 
 DATA = Path(__file__).resolve().parent / "data"
+# applies_when a capable model wrote for every memory of the sets, blind to the requests.
+AGENT_LISTS = DATA / "applies_when_agent.json"
 # The analyzer before issue #9: no CJK bigrams, no request words.
 _REQUEST_WORDS = {"explain", "explains", "describe", "difference", "differences", "versus", "vs"}
 OLD_ANALYZER = AnalyzerConfig(
@@ -185,6 +188,22 @@ def multilingual_set(work: Path, minilm: Embedder, use: Embedder) -> str:
     return table(rows, head)
 
 
+def model_lists(data: dict[str, Any], path: Path) -> dict[str, dict[str, Any]]:
+    """A model's applies_when: "all" as written ("<set>/<file>" keys, see the file's "about"),
+    "eval" for recall_eval.json's memories combined with the rules' as memdir stores them.
+    An older file of merged lists keyed by memory file alone is used as it is."""
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    if "situations" not in raw:
+        return {"all": {}, "eval": raw}
+    lists: dict[str, list[str]] = raw["situations"]
+    combined = {
+        rel: applies_when.with_model(type_, name, description, body, lists[f"eval/{rel}"])
+        for rel, name, description, type_, body in data["memories"]
+        if f"eval/{rel}" in lists
+    }
+    return {"all": lists, "eval": combined}
+
+
 def default_rule(sel: LocalSelector, query: str, label: str) -> RelevanceRule:
     """What memdir applies to this query: the old floor before, the adaptive default after."""
     if label == "before":
@@ -203,13 +222,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--model-applies",
-        help="JSON {memory file: [situations]} written by a model (benchmarks/applies_model.py)",
+        help="a model's applies_when (default: data/applies_when_agent.json; or the JSON "
+        "{memory file: [situations]} benchmarks/applies_model.py writes)",
     )
     args = parser.parse_args(argv)
     work = Path(args.workdir)
     minilm = MiniLMEmbedder()
     data = json.loads((DATA / "recall_eval.json").read_text(encoding="utf-8"))
-    model = json.loads(Path(args.model_applies).read_text()) if args.model_applies else {}
+    model = model_lists(data, Path(args.model_applies) if args.model_applies else AGENT_LISTS)
     tasks = "\n".join(
         [
             "Command: `.venv/bin/python benchmarks/recall_eval.py --tasks-only`  ",
@@ -227,8 +247,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "situations with cosine ≥ the intent prior; the default is 0.20 / 0.30 / 0.00, "
             "intent prior 0.05, with evidence 0.40 / 0.18 / 0.15.",
             "",
-            task_tables(work, data, minilm, model),
-            *([] if args.skip_fresh else ["", fresh_tables(work, minilm)]),
+            task_tables(work, data, minilm, model["eval"]),
+            *([] if args.skip_fresh else ["", fresh_tables(work, minilm, model["all"])]),
         ]
     )
     print(tasks)

@@ -8,6 +8,13 @@ own no-shared-word and unrelated requests:
   but its memories were seen while the cue families were written.
 - ``recall_fresh2.json`` (Android, Rails, Terraform on AWS): written after the rules were frozen
   and evaluated once — the blind check.
+- ``recall_fresh3.json`` (Django + Celery, Unity, STM32 firmware, a dbt warehouse): written by
+  another engineer who never read the rules, the intents or the other sets, and evaluated once,
+  after the last rule change (2026-12-01).
+
+With ``benchmarks/data/applies_when_agent.json`` (a capable model's applies_when for every
+memory, written blind to the requests) each set is also asked of its dirs as memdir stores them
+when the saving agent or a configured model writes the field.
 
 Rules are tuned on the dev part of ``recall_eval.json`` and the #9 set only (docs/benchmarks.md).
 """
@@ -16,19 +23,27 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from common import table
+from memdir import applies_when
 from memdir.recall.embed import Embedder
 from memdir.recall.relevance import DEFAULT_RULE, KeepAll, RelevanceRule
 from recall_tasks import BEFORE_RULE, build, check_premise, surfaced, write_dir
 
 DATA = Path(__file__).resolve().parent / "data"
 SETS = (
-    ("recall_fresh.json", "Fresh, never tuned"),
-    ("recall_fresh2.json", "Blind fresh, written after the rules were frozen"),
+    ("recall_fresh.json", "Fresh, never tuned", "fresh"),
+    ("recall_fresh2.json", "Blind fresh, written after the rules were frozen", "blind"),
+    (
+        "recall_fresh3.json",
+        "Second blind set, written by another engineer blind to the rules",
+        "blind3",
+    ),
 )
+MODEL_LABEL = "applies_when by a capable model, then the rules (default rule)"
 
 
 def load(name: str) -> dict[str, Any]:
@@ -39,21 +54,41 @@ def load(name: str) -> dict[str, Any]:
 
 
 def score(
-    work: Path, data: dict[str, Any], embedder: Embedder, rule: RelevanceRule = DEFAULT_RULE
+    work: Path,
+    data: dict[str, Any],
+    embedder: Embedder,
+    rule: RelevanceRule = DEFAULT_RULE,
+    model: Callable[[str], dict[str, list[str]]] | None = None,
 ) -> dict[str, dict[str, float]]:
-    """Per rule: shares surfaced overall, per dir and per kind, and unrelated surfacing."""
+    """Per rule: shares surfaced overall, per dir and per kind, and unrelated surfacing.
+
+    ``model(dir)`` gives that dir's applies_when lists as a model wrote them (combined with the
+    rules' as memdir stores them); with it, two more arms run on a dir written with those lists.
+    """
     arms: list[tuple[str, bool, RelevanceRule]] = [
         ("before #20: no applies_when", False, BEFORE_RULE),
         ("no gate (ranking ceiling)", True, KeepAll()),
         ("default rule", True, rule),
     ]
+    if model is not None:
+        arms += [("model: no gate (ranking ceiling)", True, KeepAll()), (MODEL_LABEL, True, rule)]
     hits: dict[str, dict[str, list[bool]]] = {label: defaultdict(list) for label, _, _ in arms}
     for name, spec in data["dirs"].items():
         root = work / "fresh" / name / "memory"
         write_dir(root, spec["memories"], {})
+        if model is not None:
+            write_dir(work / "fresh" / name / "memory-model", spec["memories"], model(name))
         for label, applies, rule in arms:
+            by_model = label.startswith("model") or label == MODEL_LABEL
             cache = work / "fresh" / name / ("cache-applies" if applies else "cache-before")
-            sel = build(root, cache, embedder, applies=applies)
+            if by_model:
+                cache = work / "fresh" / name / "cache-model"
+            sel = build(
+                root if not by_model else root.with_name("memory-model"),
+                cache,
+                embedder,
+                applies=applies,
+            )
             for query, gold, kind in spec["no_shared_word"]:
                 hit = any(rel in gold for rel in surfaced(sel, query, rule))
                 for key in ("nsw", f"nsw {name}", f"kind {kind}"):
@@ -65,13 +100,40 @@ def score(
     return {label: {k: sum(v) / len(v) for k, v in h.items()} for label, h in hits.items()}
 
 
-def tables(work: Path, embedder: Embedder) -> str:
-    return "\n\n".join(one_set(work / name, name, title, embedder) for name, title in SETS)
+def tables(work: Path, embedder: Embedder, model: dict[str, list[str]] | None = None) -> str:
+    return "\n\n".join(
+        one_set(work / name, name, title, embedder, _model_lists(model, prefix))
+        for name, title, prefix in SETS
+    )
 
 
-def one_set(work: Path, name: str, title: str, embedder: Embedder) -> str:
+def _model_lists(
+    model: dict[str, list[str]] | None, prefix: str
+) -> Callable[[str], dict[str, list[str]]] | None:
+    """A dir's model-written lists ("<prefix>-<dir>/<file>" keys), as memdir combines them."""
+    if not model:
+        return None
+
+    def lists(dir_name: str) -> dict[str, list[str]]:
+        data = load(next(f for f, _, p in SETS if p == prefix))
+        out = {}
+        for rel, name, description, type_, body in data["dirs"][dir_name]["memories"]:
+            given = model.get(f"{prefix}-{dir_name}/{rel}", [])
+            out[rel] = applies_when.with_model(type_, name, description, body, given)
+        return out
+
+    return lists
+
+
+def one_set(
+    work: Path,
+    name: str,
+    title: str,
+    embedder: Embedder,
+    model: Callable[[str], dict[str, list[str]]] | None = None,
+) -> str:
     data = load(name)
-    results = score(work, data, embedder)
+    results = score(work, data, embedder, model=model)
     names = list(data["dirs"])
     n_nsw = sum(len(s["no_shared_word"]) for s in data["dirs"].values())
     n_unrel = sum(len(s["unrelated"]) for s in data["dirs"].values())
@@ -90,7 +152,7 @@ def one_set(work: Path, name: str, title: str, embedder: Embedder) -> str:
     kind_rows = [
         [label, *(f"{r[f'kind {k}']:.2f}" for k in kinds)]
         for label, r in results.items()
-        if not label.startswith("no gate")
+        if "no gate" not in label
     ]
     return (
         f"**{title}** (benchmarks/data/{name}: {len(names)} memory dirs, each asked its own "

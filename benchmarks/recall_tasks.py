@@ -133,7 +133,15 @@ def arms(
         write_dir(old_model_root, data["memories"][:42], model_situations)
         model = build(model_root, work / "tasks" / "c-model", embedder, applies=True)
         old_model = build(old_model_root, work / "tasks" / "c42-model", embedder, applies=True)
-        out.append(("applies_when by a model + type priors", model, old_model, DEFAULT_RULE))
+        out.append(("model: no gate (ranking ceiling)", model, old_model, KeepAll()))
+        out.append(
+            (
+                "applies_when by a capable model, then the rules (default rule)",
+                model,
+                old_model,
+                DEFAULT_RULE,
+            )
+        )
     return out
 
 
@@ -172,7 +180,7 @@ def tables(work: Path, data: dict[str, Any], embedder: Embedder, model: dict[str
     kinds = sorted({k for _, _, k in data["no_shared_word"]})
     kind_rows = []
     for label, r in results:
-        if label.startswith("no gate"):
+        if "no gate" in label:
             continue
         row: list[object] = [label]
         for kind in kinds:

@@ -27,6 +27,10 @@ from memdir.model import Memory
 from memdir.store import MemoryStore
 
 FIELD = "applies_when"
+# Who wrote a stored list when it was not a person: "model" (the host agent at save time, or a
+# configured model in the background); such a list may be refreshed by the next model run.
+BY_FIELD = "applies_when_by"
+BY_MODEL = "model"
 MAX_ITEMS = 8
 MAX_CHARS = 160
 
@@ -123,6 +127,36 @@ def initial(memory_type: str | None, name: str, description: str, body: str) -> 
     return {FIELD: found} if found else {}
 
 
+def with_model(
+    memory_type: str | None, name: str, description: str, body: str, situations: Iterable[str]
+) -> list[str]:
+    """A model's situations for a memory combined with the rules' (see :func:`combine`)."""
+    return combine(derive(memory_type, name, description, body), situations)
+
+
+def combine(rules: list[str], model: Iterable[str]) -> list[str]:
+    """The rules' situations, then the model's that are new, bounded.
+
+    The rules' first: recall reads a memory's first two situations as the kinds of task it
+    governs, and the rules name those kinds in the words the intents use. Measured
+    (docs/benchmarks.md): a capable model's list after the rules' surfaced more than the model's
+    alone; a tiny model's alone surfaced far less.
+    """
+    given = normalise(list(model))
+    return normalise([*rules, *(s for s in given if s not in rules)])
+
+
+def initial_from_model(
+    memory_type: str | None, name: str, description: str, body: str, situations: Iterable[str]
+) -> dict[str, Any]:
+    """The frontmatter of a memory saved with a model's situations (the host agent's save):
+    the combined list, marked as a model's; ``{}`` when there are none."""
+    found = with_model(memory_type, name, description, body, situations)
+    if not found:
+        return {}
+    return {FIELD: found, BY_FIELD: BY_MODEL} if normalise(list(situations)) else {FIELD: found}
+
+
 def stamp(
     store: MemoryStore, rel: str, situations: list[str] | None = None, *, replace: bool = False
 ) -> list[str]:
@@ -170,17 +204,22 @@ def backfill(store: MemoryStore) -> tuple[list[str], list[str]]:
 
 
 __all__ = [
+    "BY_FIELD",
+    "BY_MODEL",
     "FIELD",
     "MAX_CHARS",
     "MAX_ITEMS",
     "backfill",
+    "combine",
     "derive",
     "for_memory",
     "for_recall",
     "initial",
+    "initial_from_model",
     "normalise",
     "set_applies_when",
     "stamp",
     "stored",
     "with_applies_when",
+    "with_model",
 ]

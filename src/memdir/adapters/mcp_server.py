@@ -140,14 +140,21 @@ Memories are point-in-time notes: verify an old memory against the current state
 relying on it."""
 
 
+APPLIES_WHEN = (
+    "3 to 8 short situations in which this memory must be recalled, phrased as the requests "
+    "it governs, especially ones that never use its words (e.g. 'adding or installing a "
+    "JavaScript dependency', 'deleting git branches', 'explaining a systems concept')"
+)
+
 TOOL_NOTES = """\
 ## Using the memory through MCP tools
 
 Where you cannot write files directly, the memory_* tools do the same work safely: memory_save
-(name, one-line description, type, body), memory_edit (exact-string replacement), memory_rename,
-memory_delete. They check paths, write atomically and keep MEMORY.md in step, so never edit
-MEMORY.md yourself. memory_recall finds the few memories relevant to a request; memory_index
-shows the whole index; memory_read returns one memory with its age."""
+(name, one-line description, type, body, and applies_when: the requests that should recall it),
+memory_edit (exact-string replacement), memory_rename, memory_delete. They check paths, write
+atomically and keep MEMORY.md in step, so never edit MEMORY.md yourself. memory_recall finds
+the few memories relevant to a request; memory_index shows the whole index; memory_read returns
+one memory with its age."""
 
 
 def instructions_text(store: MemoryStore, mechanics: Callable[[], str] | None = None) -> str:
@@ -230,8 +237,9 @@ def build_server(
         return tools.list(type, limit)
 
     @server.tool(
-        description="Save a memory (name, one-line description, type, body). Fails if the file "
-        "exists unless overwrite is true; the path defaults to a slug of the name.",
+        description="Save a memory (name, one-line description, type, body, and when it applies). "
+        "Fails if the file exists unless overwrite is true; the path defaults to a slug of the "
+        "name.",
         annotations=DESTRUCTIVE,  # overwrite=true replaces a file
     )
     @tool_errors
@@ -242,8 +250,9 @@ def build_server(
         body: str,
         path: Annotated[str | None, Field(description="e.g. prefs/coffee.md")] = None,
         overwrite: bool = False,
+        applies_when: Annotated[list[str] | None, Field(description=APPLIES_WHEN)] = None,
     ) -> dict[str, Any]:
-        return tools.save(name, description, type, body, path, overwrite)
+        return tools.save(name, description, type, body, path, overwrite, applies_when)
 
     @server.tool(
         description="Replace an exact string in a memory; it must be unique unless "

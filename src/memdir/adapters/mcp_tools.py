@@ -21,7 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memdir import applies_when, frontmatter
+from memdir import applies_when as aw
+from memdir import frontmatter
 from memdir.age import freshness_note, memory_age
 from memdir.errors import FrontmatterError, MemdirError, ToolDenied
 from memdir.index import ENTRYPOINT_NAME, load_for_prompt, read_entrypoint
@@ -43,6 +44,16 @@ def parse_type(value: str) -> MemoryType:
             f"unknown memory type {value!r}; use one of: {', '.join(MEMORY_TYPES)}"
         )
     return parsed
+
+
+def _situations(value: object) -> list[str]:
+    """The ``applies_when`` a tool caller gave: a list of strings (one string is one item)."""
+    if value is None:
+        return []
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
+        raise FrontmatterError("applies_when must be a list of short strings (situations)")
+    return aw.normalise(items)
 
 
 class MemoryTools:
@@ -169,8 +180,13 @@ class MemoryTools:
         body: str,
         path: str | None = None,
         overwrite: bool = False,
+        applies_when: list[str] | None = None,
     ) -> dict[str, Any]:
+        """Create (or with ``overwrite`` replace) a memory. ``applies_when`` is the saving
+        agent's own list of situations that should recall it; it goes after the rules' list
+        and is marked as a model's (docs/recall.md)."""
         mtype = parse_type(type)
+        given = _situations(applies_when)
         if not name.strip():
             raise FrontmatterError("a memory needs a non-empty name")
         if not description.strip():
@@ -188,7 +204,13 @@ class MemoryTools:
                     memory.name, memory.type = name.strip(), mtype.value
                     memory.description = " ".join(description.split())
                     memory.body = body if body.endswith("\n") or not body else body + "\n"
-                    saved = self.store.save(applies_when.with_applies_when(memory))
+                    if given:
+                        memory.extra.update(
+                            aw.initial_from_model(
+                                mtype.value, memory.name, memory.description, memory.body, given
+                            )
+                        )
+                    saved = self.store.save(aw.with_applies_when(memory))
                     return {"path": saved.path, "created": False}
             existed = self.store.exists(target)
             created = self.store.create(
@@ -198,7 +220,11 @@ class MemoryTools:
                 body,
                 rel=target,
                 overwrite=overwrite,
-                extra=applies_when.initial(mtype.value, name, description, body),
+                extra=(
+                    aw.initial_from_model(mtype.value, name, description, body, given)
+                    if given
+                    else aw.initial(mtype.value, name, description, body)
+                ),
             )
         return {"path": created.path, "created": not existed}
 

@@ -42,6 +42,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         p.add_argument("--body-file", type=argparse.FileType("r", encoding="utf-8"))
         p.add_argument("--path", help="relative file name (default: from the name)")
         p.add_argument("--force", action="store_true", help="replace an existing file")
+        p.add_argument(
+            "--applies-when",
+            action="append",
+            metavar="SITUATION",
+            help="a request this memory governs (repeat; default: derived by rules)",
+        )
         p.set_defaults(handler=cmd_add)
 
     p = sub.add_parser("edit", help="replace an exact string in a memory")
@@ -172,7 +178,13 @@ def cmd_add(ctx: CliContext) -> int:
         body = sys.stdin.read()
     else:
         raise ConfigError("give the body with --body, --body-file or on stdin")
-    situations = applies_when.initial(a.type, a.name, a.description, body)  # docs/recall.md
+    # A person's own list is stored as given; without one the rules derive it (docs/recall.md).
+    given = applies_when.normalise(a.applies_when)
+    situations = (
+        {applies_when.FIELD: given}
+        if given
+        else applies_when.initial(a.type, a.name, a.description, body)
+    )
     memory = ctx.store().create(
         a.name, a.description, a.type, body, rel=a.path, overwrite=bool(a.force), extra=situations
     )

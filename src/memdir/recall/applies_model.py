@@ -36,7 +36,7 @@ from memdir.store import MemoryStore
 
 log = logging.getLogger(__name__)
 
-BY_FIELD = "applies_when_by"
+BY_FIELD = applies_when.BY_FIELD
 SYSTEM = (
     "You index an AI coding assistant's memories. For the memory given, list the situations in "
     "which the assistant must recall it: the kinds of user requests and tasks it governs, in the "
@@ -132,14 +132,15 @@ async def write_with_model(
 
 def merged(memory: Memory, situations: Sequence[str]) -> list[str]:
     """The rules' situations for ``memory``, then the model's that are new (bounded)."""
-    rules = applies_when.derive(memory.type, memory.name, memory.description, memory.body)
-    return applies_when.normalise([*rules, *(s for s in situations if s not in rules)])
+    return applies_when.with_model(
+        memory.type, memory.name, memory.description, memory.body, situations
+    )
 
 
 def written_by_person(memory: Memory) -> bool:
     """A stored list neither a model (marked) nor the rules (their list, recomputed) wrote."""
     found = applies_when.stored(memory)
-    if not found or memory.extra.get(BY_FIELD) == "model":
+    if not found or memory.extra.get(BY_FIELD) == applies_when.BY_MODEL:
         return False
     return found != applies_when.derive(memory.type, memory.name, memory.description, memory.body)
 
@@ -147,7 +148,7 @@ def written_by_person(memory: Memory) -> bool:
 def _store(store: MemoryStore, rel: str, text: str, situations: list[str]) -> None:
     """Only the two fields' lines change (the rest of the header, ``updated`` included, and the
     body stay byte for byte), and only if the file still holds the text the model was shown."""
-    fields = {applies_when.FIELD: situations, BY_FIELD: "model"}
+    fields = {applies_when.FIELD: situations, BY_FIELD: applies_when.BY_MODEL}
     store.write_text(
         rel,
         frontmatter.with_keys(text, fields),
