@@ -79,7 +79,9 @@ def ranks(sel: LocalSelector, items: list[tuple[str, list[str]]]) -> list[int]:
     return out
 
 
-def fresh_sets(embedder: Embedder, work: Path) -> tuple[dict[str, list[int]], list[float], list[float]]:
+def fresh_sets(
+    embedder: Embedder, work: Path
+) -> tuple[dict[str, list[int]], list[float], list[float]]:
     """Ranks of the right memory per fresh set, its cosines, and unrelated requests' best ones."""
     ranks_by_set: dict[str, list[int]] = {}
     gold_cos: list[float] = []
