@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from memdir.applies_rules import EXPLAIN, EXPLAIN_CUES, SITUATIONS, STYLE, STYLE_CUES
-from memdir.errors import MemdirError
+from memdir.errors import FrontmatterError, MemdirError
 from memdir.model import Memory
 from memdir.store import MemoryStore
 
@@ -73,10 +73,25 @@ def normalise(value: Any) -> list[str]:
     out: list[str] = []
     for item in items:
         if isinstance(item, str | int | float) and not isinstance(item, bool):
-            text = " ".join(_UNPRINTABLE.sub("", str(item)).split())[:MAX_CHARS]
+            text = " ".join(_UNPRINTABLE.sub("", str(item)).split())[:MAX_CHARS].rstrip()
             if text and text not in out:
                 out.append(text)
     return out[:MAX_ITEMS]
+
+
+def as_given(items: Iterable[str]) -> list[str]:
+    """A person's list (``memdir add --applies-when``), stored as given: one that would not be
+    (more than ``MAX_ITEMS`` situations, or one over ``MAX_CHARS`` characters) is refused rather
+    than cut, so nothing they typed is lost without a word."""
+    given = [item for item in items if item.strip()]
+    if len(given) > MAX_ITEMS:
+        raise FrontmatterError(f"applies_when takes at most {MAX_ITEMS} situations ({len(given)})")
+    for item in given:
+        if len(" ".join(item.split())) > MAX_CHARS:
+            raise FrontmatterError(
+                f"an applies_when situation is at most {MAX_CHARS} characters: {item[:40]!r}…"
+            )
+    return normalise(given)
 
 
 def stored(memory: Memory) -> list[str]:
@@ -204,6 +219,7 @@ __all__ = [
     "FIELD",
     "MAX_CHARS",
     "MAX_ITEMS",
+    "as_given",
     "backfill",
     "combine",
     "derive",
