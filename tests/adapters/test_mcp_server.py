@@ -586,20 +586,16 @@ HOSTILE_SITUATIONS = [
 ]
 
 
+LUNCH = {"name": "Lunch", "description": "the team eats at noon", "type": "project"}
+
+
 @pytest.mark.parametrize("situation", HOSTILE_SITUATIONS)
 async def test_the_agents_applies_when_is_stored_bounded_and_reads_back(
     server: MCPServer, store: MemoryStore, situation: str
 ) -> None:
     async with Client(server) as client:
-        await call(
-            client,
-            "memory_save",
-            name="Lunch",
-            description="the team eats at noon",
-            type="project",
-            body="Lunch at noon.",
-            applies_when=[situation, "booking a meeting room"],
-        )
+        situations = [situation, "booking a meeting room"]
+        await call(client, "memory_save", **LUNCH, body="Lunch at noon.", applies_when=situations)
     memory = store.read("lunch.md")
     assert applies_when.derive("project", "Lunch", "the team eats at noon", "Lunch at noon.") == []
     expected = applies_when.normalise([situation, "booking a meeting room"])
@@ -617,17 +613,10 @@ async def test_the_agents_applies_when_of_500_items_keeps_the_first_after_the_ru
     server: MCPServer, store: MemoryStore
 ) -> None:
     many = [f"situation {i}" for i in range(500)]
+    pnpm = {"name": "Use pnpm", "description": "the docs site uses pnpm, never npm"}
     async with Client(server) as client:
-        await call(
-            client,
-            "memory_save",
-            name="Use pnpm",
-            description="the docs site uses pnpm, never npm",
-            type="feedback",
-            body="pnpm add",
-            applies_when=many,
-        )
-    rules = applies_when.derive("feedback", "Use pnpm", "the docs site uses pnpm, never npm", "")
+        await call(client, "memory_save", **pnpm, type="feedback", body="x", applies_when=many)
+    rules = applies_when.derive("feedback", pnpm["name"], pnpm["description"], "x")
     stored = store.read("use_pnpm.md").extra[applies_when.FIELD]
     assert rules and stored[: len(rules)] == rules
     assert stored[len(rules) :] == many[: applies_when.MAX_ITEMS - len(rules)]
@@ -636,7 +625,7 @@ async def test_the_agents_applies_when_of_500_items_keeps_the_first_after_the_ru
 async def test_overwrite_with_applies_when_replaces_the_list_without_keeps_it(
     server: MCPServer, store: MemoryStore
 ) -> None:
-    save = {"name": "Lunch", "description": "the team eats at noon", "type": "project"}
+    save = LUNCH
     async with Client(server) as client:
         await call(client, "memory_save", **save, body="Noon.", applies_when=["booking a room"])
         memory = store.read("lunch.md")
