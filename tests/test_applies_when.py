@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from memdir import applies_when
+from memdir import applies_when, frontmatter
 from memdir.frontmatter import parse_memory
 from memdir.model import Memory
 from memdir.store import MemoryStore
@@ -45,7 +47,14 @@ def test_no_cue_no_situation_and_explanations_only_for_user_memories() -> None:
         (["a", "a", " b  c ", "", 3, True, None, {"x": 1}], ["a", "b c", "3"]),
         ({"not": "a list"}, []),
         (["x" * 500], ["x" * applies_when.MAX_CHARS]),
+        (["x" * (applies_when.MAX_CHARS - 1) + " y"], ["x" * (applies_when.MAX_CHARS - 1)]),
         ([f"s{i}" for i in range(20)], [f"s{i}" for i in range(applies_when.MAX_ITEMS)]),
+        # one printable line each: terminal escapes, NULs and bidi overrides go, whitespace folds
+        (
+            ["red\x1b[31m", "pay\u202eusd", "nu\x00ll", "a\nb\tc\u2028d"],
+            ["red[31m", "payusd", "null", "a b c d"],
+        ),
+        (["添加依赖项时", "key: value", "---"], ["添加依赖项时", "key: value", "---"]),
     ],
 )
 def test_normalise_bounds_any_value(value: object, expected: list[str]) -> None:
@@ -88,3 +97,38 @@ def test_backfill_fills_only_memories_without_the_field(tmp_path: Path) -> None:
     written, problems = applies_when.backfill(store)
     assert (written, problems) == (["use_pnpm.md"], [])
     assert applies_when.stored(store.read(mine.path)) == ["when someone asks for a password"]
+
+
+def test_a_models_list_goes_after_the_rules_and_is_marked() -> None:
+    rules = applies_when.derive("feedback", "Use pnpm", "The docs site uses pnpm", "pnpm add")
+    assert rules
+    # a one-shot iterator (a generator) is read once: the mark once went missing for it
+    given = (s for s in ["deleting git branches", rules[0], " bumping the docs theme "])
+    found = applies_when.initial_from_model(
+        "feedback", "Use pnpm", "The docs site uses pnpm", "pnpm add", given
+    )
+    assert found == {
+        applies_when.FIELD: [*rules, "deleting git branches", "bumping the docs theme"],
+        applies_when.BY_FIELD: applies_when.BY_MODEL,
+    }
+    # nothing usable from the model: the rules' list alone, not marked (as a save without one)
+    assert applies_when.initial_from_model(
+        "feedback", "Use pnpm", "The docs site uses pnpm", "pnpm add", ["", "  "]
+    ) == applies_when.initial("feedback", "Use pnpm", "The docs site uses pnpm", "pnpm add")
+
+
+def test_the_models_items_are_cut_after_the_rules_fill_the_list() -> None:
+    rules = [f"rule {i}" for i in range(applies_when.MAX_ITEMS - 1)]
+    assert applies_when.combine(rules, ["model a", "model b"]) == [*rules, "model a"]
+
+
+@given(st.lists(st.text(), max_size=30))
+def test_any_list_is_stored_bounded_and_reads_back_as_stored(items: list[str]) -> None:
+    """Whatever a caller sends (YAML syntax, CJK, huge or empty items) is stored as its
+    normalised form, and the file reads back exactly that."""
+    found = applies_when.normalise(items)
+    assert len(found) <= applies_when.MAX_ITEMS
+    assert all(0 < len(s) <= applies_when.MAX_CHARS and s == " ".join(s.split()) for s in found)
+    assert applies_when.normalise(found) == found
+    text = frontmatter.dump({"name": "m", applies_when.FIELD: found}, "body\n")
+    assert applies_when.stored(parse_memory(text, "m.md")) == found

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memdir import frontmatter
-from memdir.errors import FrontmatterError
+from memdir.errors import FrontmatterError, InvalidTextError
 from memdir.model import MemoryType
 
 
@@ -107,6 +107,15 @@ def test_parse_dump_round_trip(meta: dict[str, object], body: str) -> None:
     parsed = frontmatter.parse(frontmatter.dump(meta, body))
     assert parsed.body == body
     assert parsed.meta == meta
+
+
+def test_a_lone_surrogate_in_a_value_is_an_invalid_text_error() -> None:
+    """Regression: a tool caller's ``"\\ud800"`` in a list value reached the YAML emitter and
+    came out as a bare UnicodeEncodeError, not a memdir error (the CLI crashed on it)."""
+    with pytest.raises(InvalidTextError, match="lone surrogate"):
+        frontmatter.dump({"applies_when": ["ok", "bad \ud800"]}, "body\n")
+    with pytest.raises(InvalidTextError, match="lone surrogate"):
+        frontmatter.with_keys("---\nname: m\n---\nbody\n", {"applies_when": ["\udc80"]})
 
 
 # -- lenient parsing (reference facts §3) -------------------------------------------------------

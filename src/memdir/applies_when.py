@@ -12,7 +12,10 @@ Invariants:
 - The offline rules are deterministic and read only the memory (type, name, description, body):
   a situation is listed when the memory names one of its cues (tools, package managers, commands,
   file kinds, frameworks). No cue, no situation: an empty list is written as nothing.
-- Values are bounded (``MAX_ITEMS`` items of ``MAX_CHARS`` characters) whoever wrote them.
+- Values are bounded (``MAX_ITEMS`` items of ``MAX_CHARS`` characters) whoever wrote them, and
+  each is one printable line: whitespace runs become one space and control characters (terminal
+  escapes, NULs, bidirectional overrides) are dropped, since a saving agent's list is shown on
+  terminals (``--explain``) and read back into prompts.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from memdir.applies_rules import EXPLAIN, EXPLAIN_CUES, SITUATIONS, STYLE, STYLE_CUES
-from memdir.errors import MemdirError
+from memdir.errors import FrontmatterError, MemdirError
 from memdir.model import Memory
 from memdir.store import MemoryStore
 
@@ -38,6 +41,8 @@ MAX_CHARS = 160
 _COMPILED = tuple((s, re.compile(rf"\b(?:{cue})\b", re.IGNORECASE)) for s, cue in SITUATIONS)
 _EXPLAIN_RE = re.compile(rf"\b(?:{EXPLAIN_CUES})\b", re.IGNORECASE)
 _STYLE_RE = re.compile(rf"\b(?:{STYLE_CUES})\b", re.IGNORECASE)
+# C0/C1 controls and the bidirectional embedding/override/isolate marks (whitespace is split).
+_UNPRINTABLE = re.compile("[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def derive(memory_type: str | None, name: str, description: str, body: str) -> list[str]:
@@ -68,10 +73,25 @@ def normalise(value: Any) -> list[str]:
     out: list[str] = []
     for item in items:
         if isinstance(item, str | int | float) and not isinstance(item, bool):
-            text = " ".join(str(item).split())[:MAX_CHARS]
+            text = " ".join(_UNPRINTABLE.sub("", str(item)).split())[:MAX_CHARS].rstrip()
             if text and text not in out:
                 out.append(text)
     return out[:MAX_ITEMS]
+
+
+def as_given(items: Iterable[str]) -> list[str]:
+    """A person's list (``memdir add --applies-when``), stored as given: one that would not be
+    (more than ``MAX_ITEMS`` situations, or one over ``MAX_CHARS`` characters) is refused rather
+    than cut, so nothing they typed is lost without a word."""
+    given = [item for item in items if item.strip()]
+    if len(given) > MAX_ITEMS:
+        raise FrontmatterError(f"applies_when takes at most {MAX_ITEMS} situations ({len(given)})")
+    for item in given:
+        if len(" ".join(item.split())) > MAX_CHARS:
+            raise FrontmatterError(
+                f"an applies_when situation is at most {MAX_CHARS} characters: {item[:40]!r}…"
+            )
+    return normalise(given)
 
 
 def stored(memory: Memory) -> list[str]:
@@ -128,13 +148,13 @@ def initial(memory_type: str | None, name: str, description: str, body: str) -> 
 
 
 def with_model(
-    memory_type: str | None, name: str, description: str, body: str, situations: Iterable[str]
+    memory_type: str | None, name: str, description: str, body: str, situations: Iterable[Any]
 ) -> list[str]:
     """A model's situations for a memory combined with the rules' (see :func:`combine`)."""
     return combine(derive(memory_type, name, description, body), situations)
 
 
-def combine(rules: list[str], model: Iterable[str]) -> list[str]:
+def combine(rules: list[str], model: Iterable[Any]) -> list[str]:
     """The rules' situations, then the model's that are new, bounded.
 
     The rules' first: recall reads a memory's first two situations as the kinds of task it
@@ -147,14 +167,16 @@ def combine(rules: list[str], model: Iterable[str]) -> list[str]:
 
 
 def initial_from_model(
-    memory_type: str | None, name: str, description: str, body: str, situations: Iterable[str]
+    memory_type: str | None, name: str, description: str, body: str, situations: Iterable[Any]
 ) -> dict[str, Any]:
     """The frontmatter of a memory saved with a model's situations (the host agent's save):
-    the combined list, marked as a model's; ``{}`` when there are none."""
-    found = with_model(memory_type, name, description, body, situations)
+    the combined list, marked as a model's when the model gave any (else the rules' alone, as
+    :func:`initial`); ``{}`` when there are none."""
+    given = normalise(list(situations))  # once: ``situations`` may be a one-shot iterator
+    found = with_model(memory_type, name, description, body, given)
     if not found:
         return {}
-    return {FIELD: found, BY_FIELD: BY_MODEL} if normalise(list(situations)) else {FIELD: found}
+    return {FIELD: found, BY_FIELD: BY_MODEL} if given else {FIELD: found}
 
 
 def stamp(
@@ -209,6 +231,7 @@ __all__ = [
     "FIELD",
     "MAX_CHARS",
     "MAX_ITEMS",
+    "as_given",
     "backfill",
     "combine",
     "derive",

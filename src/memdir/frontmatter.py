@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 import yaml
 
-from memdir.errors import FrontmatterError
+from memdir.errors import FrontmatterError, InvalidTextError
 from memdir.model import Memory
 
 BOM = "\ufeff"
@@ -306,16 +306,28 @@ def repaired_text(text: str) -> str | None:
     return (BOM if had_bom else "") + lines[0] + "".join(fixed) + "".join(lines[close:])
 
 
+def _dump_yaml(meta: Mapping[str, Any]) -> str:
+    """``meta`` as block YAML, one line per scalar. A lone surrogate in a value (legal in a JSON
+    ``\\ud800`` escape, so a tool caller can send one) raises :class:`InvalidTextError`, as the
+    same text in a body does when it is written, instead of the emitter's UnicodeEncodeError."""
+    try:
+        return yaml.dump(
+            dict(meta),
+            Dumper=_Dumper,
+            sort_keys=False,
+            allow_unicode=True,
+            default_flow_style=False,
+            width=1_000_000,
+        )
+    except UnicodeEncodeError:
+        raise InvalidTextError(
+            "a frontmatter value is not valid Unicode (it holds a lone surrogate)"
+        ) from None
+
+
 def dump(meta: Mapping[str, Any], body: str) -> str:
     """Render frontmatter + body. An empty mapping still gets fences (memdir files always do)."""
-    block = yaml.dump(
-        dict(meta),
-        Dumper=_Dumper,
-        sort_keys=False,
-        allow_unicode=True,
-        default_flow_style=False,
-        width=1_000_000,
-    )
+    block = _dump_yaml(meta)
     if block.strip() == "{}":
         block = ""
     return f"{FENCE}\n{block}{FENCE}\n{body}"
@@ -354,8 +366,7 @@ def with_keys(text: str, values: Mapping[str, Any]) -> str:
         expected[key] = value
         if block and not block[-1].endswith("\n"):
             block[-1] += newline
-        dumped = yaml.dump({key: value}, Dumper=_Dumper, sort_keys=False, allow_unicode=True,
-                           default_flow_style=False, width=1_000_000)  # fmt: skip
+        dumped = _dump_yaml({key: value})
         block += [line + newline for line in dumped.splitlines()]
     out = opening + "".join(block) + closing + tail
     after = parse(out)

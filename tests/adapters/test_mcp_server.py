@@ -12,7 +12,7 @@ import pytest
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 
-from memdir import errors
+from memdir import applies_when, errors
 from memdir.adapters.mcp_server import (
     build_server,
     check_loopback,
@@ -188,6 +188,12 @@ BAD_SAVES: list[tuple[dict[str, Any], str]] = [
     ({"path": "notes.txt"}, "unsafe path: memory files end in .md"),
     ({"path": "MEMORY.md"}, "refused: MEMORY.md is the index"),
     ({"body": "token sk-live-abc"}, "refused: refusing to write"),
+    # the saving agent's applies_when: the schema's list of strings, then what YAML can hold
+    ({"applies_when": "adding a dependency"}, "Input should be a valid list"),
+    ({"applies_when": ["ok", 3]}, "Input should be a valid string"),
+    ({"applies_when": {"when": "always"}}, "Input should be a valid list"),
+    ({"applies_when": ["ok", "bad \ud800"]}, "not valid Unicode"),
+    ({"applies_when": ["token sk-live-abc"]}, "refused: refusing to write"),
 ]
 
 
@@ -565,3 +571,85 @@ async def test_save_writes_applies_when_and_overwrite_keeps_a_persons_list(
             overwrite=True,
         )
         assert store.read("tests.md").extra["applies_when"] == ["when writing integration tests"]
+
+
+HOSTILE_SITUATIONS = [
+    "key: value # not a comment",
+    "'single' and \"double\" quotes",
+    "---",
+    "first line\nsecond line\r\n\tthird",
+    "- a dash, [a list], {a: map}, &anchor *alias !tag %directive @at `tick` | >",
+    "true",
+    "添加依赖项或者修改用户界面文字时",
+    "\x1b[2J\x1b[31mred\x00 \u202eevil\u202c text",
+    "z" * 10_000,
+]
+
+
+LUNCH = {"name": "Lunch", "description": "the team eats at noon", "type": "project"}
+
+
+@pytest.mark.parametrize("situation", HOSTILE_SITUATIONS)
+async def test_the_agents_applies_when_is_stored_bounded_and_reads_back(
+    server: MCPServer, store: MemoryStore, situation: str
+) -> None:
+    async with Client(server) as client:
+        situations = [situation, "booking a meeting room"]
+        await call(client, "memory_save", **LUNCH, body="Lunch at noon.", applies_when=situations)
+    memory = store.read("lunch.md")
+    assert applies_when.derive("project", "Lunch", "the team eats at noon", "Lunch at noon.") == []
+    expected = applies_when.normalise([situation, "booking a meeting room"])
+    assert len(expected) == 2 and all(len(s) <= applies_when.MAX_CHARS for s in expected)
+    assert all(ch.isprintable() for s in expected for ch in s)
+    assert memory.extra == {
+        applies_when.FIELD: expected,
+        applies_when.BY_FIELD: applies_when.BY_MODEL,
+    }
+    text = (store.root / "lunch.md").read_text(encoding="utf-8")
+    assert text.count("\n---\n") == 1 and text.endswith("\n---\nLunch at noon.\n")
+
+
+async def test_the_agents_applies_when_of_500_items_keeps_the_first_after_the_rules(
+    server: MCPServer, store: MemoryStore
+) -> None:
+    many = [f"situation {i}" for i in range(500)]
+    pnpm = {"name": "Use pnpm", "description": "the docs site uses pnpm, never npm"}
+    async with Client(server) as client:
+        await call(client, "memory_save", **pnpm, type="feedback", body="x", applies_when=many)
+    rules = applies_when.derive("feedback", pnpm["name"], pnpm["description"], "x")
+    stored = store.read("use_pnpm.md").extra[applies_when.FIELD]
+    assert rules and stored[: len(rules)] == rules
+    assert stored[len(rules) :] == many[: applies_when.MAX_ITEMS - len(rules)]
+
+
+async def test_overwrite_with_applies_when_replaces_the_list_without_keeps_it(
+    server: MCPServer, store: MemoryStore
+) -> None:
+    save = LUNCH
+    async with Client(server) as client:
+        await call(client, "memory_save", **save, body="Noon.", applies_when=["booking a room"])
+        memory = store.read("lunch.md")
+        memory.extra[applies_when.FIELD] = ["a person's own line"]
+        memory.extra.pop(applies_when.BY_FIELD)
+        store.save(memory)
+        # with a list: the agent's replaces the person's (and is marked the model's again)
+        await call(
+            client,
+            "memory_save",
+            **save,
+            body="Noon sharp.",
+            overwrite=True,
+            applies_when=["ordering food for the team"],
+        )
+        assert store.read("lunch.md").extra == {
+            applies_when.FIELD: ["ordering food for the team"],
+            applies_when.BY_FIELD: applies_when.BY_MODEL,
+        }
+        # without one: the stored list and its mark stay
+        await call(client, "memory_save", **save, body="12:30 now.", overwrite=True)
+        after = store.read("lunch.md")
+        assert after.body == "12:30 now.\n"
+        assert after.extra == {
+            applies_when.FIELD: ["ordering food for the team"],
+            applies_when.BY_FIELD: applies_when.BY_MODEL,
+        }

@@ -10,8 +10,12 @@ from typing import Any
 
 import pytest
 
+from memdir import applies_when
 from memdir.cli.main import main
+from memdir.frontmatter import parse_memory
+from memdir.model import Memory
 from memdir.paths import sanitize_path
+from memdir.recall.applies_model import written_by_person
 
 
 class Run:
@@ -245,3 +249,45 @@ def test_doctor_fix_repairs_only_what_is_asked(run: Run, tmp_path: Path) -> None
     [result] = json.loads(out)["fixed"]
     assert not result["ok"] and "edit it by hand" in result["action"]
     assert (root / "broken.md").read_text() == broken
+
+
+ADD = ["add", "Lokalise", "-d", "UI copy is managed in Lokalise", "-t", "feedback", "-b", "x"]
+
+
+def _stored(run: Run, rel: str) -> Memory:
+    root = Path(run.json("where")["paths"]["memory_dir"])
+    return parse_memory((root / rel).read_text(encoding="utf-8"), rel)
+
+
+def test_add_stores_a_persons_applies_when_as_given_and_unmarked(run: Run) -> None:
+    mine = ["renaming a menu item", "adding a new language: Portuguese"]
+    run.json(*ADD, "--applies-when", mine[0], "--applies-when", mine[1])
+    memory = _stored(run, "lokalise.md")
+    assert memory.extra[applies_when.FIELD] == mine  # not combined with the rules' list
+    assert applies_when.BY_FIELD not in memory.extra
+    assert written_by_person(memory)  # so a background model leaves it alone
+
+
+def test_add_without_applies_when_stores_the_rules_list(run: Run) -> None:
+    run.json(*ADD)
+    memory = _stored(run, "lokalise.md")
+    rules = applies_when.derive("feedback", "Lokalise", "UI copy is managed in Lokalise", "x\n")
+    assert rules and memory.extra[applies_when.FIELD] == rules
+    assert applies_when.BY_FIELD not in memory.extra
+
+
+@pytest.mark.parametrize(
+    ("situations", "message"),
+    [
+        ([f"s{i}" for i in range(applies_when.MAX_ITEMS + 1)], "at most 8 situations"),
+        (["y" * (applies_when.MAX_CHARS + 1)], "at most 160 characters"),
+    ],
+)
+def test_add_refuses_an_applies_when_it_would_cut(
+    run: Run, situations: list[str], message: str
+) -> None:
+    argv = [arg for s in situations for arg in ("--applies-when", s)]
+    code, _out, err = run(*ADD, *argv)
+    _one_error_line(code, err)
+    assert message in err
+    assert run.json("list") == []

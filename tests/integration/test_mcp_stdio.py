@@ -7,7 +7,11 @@ and the refusal to bind anywhere else.
 
 from __future__ import annotations
 
+import asyncio
+import io
+import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -21,12 +25,20 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+import memdir
+from memdir import applies_when
+from memdir.cli.main import main
+from memdir.frontmatter import parse_memory
+
+SRC = str(Path(memdir.__file__).resolve().parents[1])
+
 
 def child_env(tmp_path: Path) -> dict[str, str]:
     """Exactly what the server needs: stdio children do not inherit the full environment."""
     home = tmp_path / "child-home"
     home.mkdir(exist_ok=True)
-    return {"HOME": str(home), "PATH": os.environ["PATH"], "HF_HUB_OFFLINE": "1"}
+    # PYTHONPATH: the memdir under test, not whichever one the interpreter has installed
+    return {"HOME": str(home), "PATH": os.environ["PATH"], "HF_HUB_OFFLINE": "1", "PYTHONPATH": SRC}
 
 
 def server_args(memory_dir: Path, *extra: str, dir_after: bool = False) -> list[str]:
@@ -195,6 +207,93 @@ async def test_every_tool_over_stdio(tmp_path: Path) -> None:
         assert "(deploy_freeze.md)" in index_resource.contents[0].text  # type: ignore[union-attr]
         prompt = await client.get_prompt("memory")
         assert "memory_save" in prompt.messages[0].content.text  # type: ignore[union-attr]
+
+
+# A memory whose words a request about renaming a menu item never uses; the rules' list names
+# user-facing text and UI building, and neither lets recall keep it for that request.
+LOKALISE = {
+    "name": "Strings live in Lokalise",
+    "description": "UI copy is managed in Lokalise; never hand-edit the locale JSON files",
+    "type": "feedback",
+    "body": "The nightly sync overwrites src/locales/*.json.\n**Why:** hand edits were lost "
+    "twice.\n**How to apply:** change the key in Lokalise, then run `make pull-strings`.\n",
+}
+AGENTS_LIST = [
+    "fixing a typo or changing the wording of a button, label or message",
+    "renaming a menu item or page title",
+    "adding a new language to the app",
+]
+NO_SHARED_WORD = "Rename the Billing menu item to Invoices"
+OTHERS = [
+    ("Deploy freeze", "no production deploys on Fridays", "project", "Release freeze."),
+    ("Coffee", "user takes oat milk", "user", "Oat milk, no sugar."),
+    ("Real database in tests", "integration tests hit a real Postgres", "feedback", "No mocks."),
+    ("Weekly sync", "team sync is Tuesdays 10:00 CET", "reference", "Agenda in the drive."),
+]
+
+
+async def _cli(tmp_path: Path, memory_dir: Path, *argv: str) -> Any:
+    """``memdir --json --dir D …`` in a thread (the CLI runs its own event loop)."""
+    out, err = io.StringIO(), io.StringIO()
+    env = {"HOME": str(tmp_path / "cli-home"), "HF_HUB_OFFLINE": "1"}
+    args = ["--json", "--dir", str(memory_dir), *argv]
+    code = await asyncio.to_thread(main, args, env=env, stdout=out, stderr=err)
+    assert code == 0, err.getvalue()
+    return json.loads(out.getvalue())
+
+
+async def test_the_saving_agents_applies_when_over_stdio_recalls_a_no_shared_word_request(
+    tmp_path: Path,
+) -> None:
+    """memory_save with applies_when (the host agent's own situations), over the SDK's client:
+    stored after the rules' list and marked as a model's; bad lists are tool errors that write
+    nothing; and the list is what makes ``memdir recall`` and memory_recall surface the memory
+    for a request that shares no word with it (the same memory with the rules' list does not)."""
+    words = set(re.findall(r"[a-z]{4,}", " ".join(LOKALISE.values()).lower()))  # content words
+    assert not words & set(re.findall(r"[a-z]{4,}", NO_SHARED_WORD.lower()))
+    mem = tmp_path / "memory"
+    async with stdio_server(tmp_path, mem) as client:
+        for name, description, type_, body in OTHERS:
+            await ok(
+                client, "memory_save", name=name, description=description, type=type_, body=body
+            )
+        before = tree(tmp_path)
+        bad = [
+            ("not a list", "valid list"),
+            (["fine", 7], "valid string"),
+            ([["nested"]], "valid string"),
+            ({"when": "always"}, "valid list"),
+        ]
+        for value, expected in bad:
+            assert expected in await error(client, "memory_save", **LOKALISE, applies_when=value)
+        assert tree(tmp_path) == before
+
+        saved = await ok(client, "memory_save", **LOKALISE, applies_when=AGENTS_LIST)
+        assert saved == {"path": "strings_live_in_lokalise.md", "created": True}
+        text = (mem / saved["path"]).read_text(encoding="utf-8")
+        stored = parse_memory(text, saved["path"]).extra
+        rules = applies_when.derive(
+            LOKALISE["type"], LOKALISE["name"], LOKALISE["description"], LOKALISE["body"]
+        )
+        assert rules and len(rules) + len(AGENTS_LIST) <= applies_when.MAX_ITEMS
+        assert stored == {
+            applies_when.FIELD: [*rules, *AGENTS_LIST],
+            applies_when.BY_FIELD: applies_when.BY_MODEL,
+        }
+        recalled = await ok(client, "memory_recall", query=NO_SHARED_WORD)
+        assert [m["path"] for m in recalled["memories"]][:1] == [saved["path"]]
+
+    surfaced = await _cli(tmp_path, mem, "recall", NO_SHARED_WORD)
+    assert [Path(row["path"]).name for row in surfaced] == [saved["path"]]
+    explained = (await _cli(tmp_path, mem, "recall", "--explain", NO_SHARED_WORD))[0]
+    assert explained["selected"] and "renaming a menu item or page title" in explained["why"]
+
+    # The same dir written without the agent's list (the rules' alone): not surfaced.
+    rules_only = tmp_path / "rules-only"
+    for name, description, type_, body in [*OTHERS, tuple(LOKALISE.values())]:
+        await _cli(tmp_path, rules_only, "add", name, "-d", description, "-t", type_, "-b", body)
+    assert applies_when.FIELD in (rules_only / saved["path"]).read_text(encoding="utf-8")
+    assert await _cli(tmp_path, rules_only, "recall", NO_SHARED_WORD) == []
 
 
 def free_port() -> int:

@@ -127,6 +127,21 @@ def test_how_to_save_index_step_and_skip_index(mode: str) -> None:
     assert ("scope guidance" in skipped) is (mode == "combined")
 
 
+@pytest.mark.parametrize("mode", ["individual", "combined"])
+@pytest.mark.parametrize("skip_index", [False, True])
+def test_how_to_save_asks_for_applies_when(mode: str, skip_index: bool) -> None:
+    """The agent writing a memory file lists the requests it governs (docs/recall.md)."""
+    text = build_memory_prompt(MEM, mode=mode, skip_index=skip_index)
+    section = text[text.index("## How to save memories") :]
+    section = section[: section.index("\n## ", 1)]
+    start = section.index("```markdown")
+    template = section[start : section.index("```", start + 3)]
+    assert "\napplies_when:\n  - <" in template
+    assert template.index("type:") < template.index("applies_when:") < template.rindex("---")
+    assert "`applies_when` lists 3 to 8 short situations" in section
+    assert "never use the memory's own words" in section
+
+
 def test_what_not_to_save_and_access_rules() -> None:
     text = build_memory_prompt(MEM)
     for phrase in (

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 from memdir import applies_when
+from memdir.adapters.mcp_tools import MemoryTools
+from memdir.cli.main import main
 from memdir.errors import ProviderUnavailableError
 from memdir.llm.base import Completion
 from memdir.llm.scripted import ScriptedProvider
 from memdir.recall.applies_model import BY_FIELD, write_with_model
 from memdir.recall.embed import MiniLMEmbedder
+from memdir.recall.keyword import KeywordSelector
 from memdir.recall.local import LocalSelector
 from memdir.store import MemoryStore
 
@@ -60,3 +64,38 @@ async def test_a_model_list_makes_a_no_shared_word_request_surface(tmp_path: Pat
     )
     await write_with_model(store, provider, ["admin_ui_yarn.md"])
     assert "admin_ui_yarn.md" in [s.filename for s in selector.select_sync(query, None)]
+
+
+async def test_the_saving_agents_list_is_refreshed_a_persons_is_not(tmp_path: Path) -> None:
+    """The host agent's list (memory_save with applies_when) is a model's: a later model run may
+    refresh it. A person's (``memdir add --applies-when``) is theirs: the run leaves it."""
+    store = MemoryStore(tmp_path / "mem")
+    tools = MemoryTools(store, KeywordSelector())
+    tools.save(
+        "Strings live in Lokalise",
+        "UI copy is managed in Lokalise",
+        "feedback",
+        "Never hand-edit the locale files.",
+        applies_when=["renaming a menu item"],
+    )
+    agents = "strings_live_in_lokalise.md"
+    assert store.read(agents).extra[BY_FIELD] == applies_when.BY_MODEL
+    mine = ["only when I say so"]
+    add = ["add", "Mine", "-d", "A note", "-t", "project", "-b", "x", "--applies-when", mine[0]]
+    code = main(
+        ["--dir", str(store.root), *add],
+        env={"HOME": str(tmp_path / "home")},
+        stdout=io.StringIO(),
+        stderr=io.StringIO(),
+    )
+    assert code == 0
+    provider = ScriptedProvider.always(
+        Completion.from_json({"applies_when": ["changing the wording of a button"]})
+    )
+    report = await write_with_model(store, provider, [agents, "mine.md"])
+    assert report.skipped == {"mine.md": "a person wrote its applies_when"}
+    refreshed = applies_when.stored(store.read(agents))
+    assert refreshed[-1] == "changing the wording of a button"
+    assert "renaming a menu item" not in refreshed  # refreshed, not appended to
+    assert applies_when.stored(store.read("mine.md")) == mine
+    assert provider.calls == 1

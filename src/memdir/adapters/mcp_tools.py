@@ -16,6 +16,7 @@ Invariants:
 
 from __future__ import annotations
 
+import builtins
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -47,12 +48,20 @@ def parse_type(value: str) -> MemoryType:
 
 
 def _situations(value: object) -> list[str]:
-    """The ``applies_when`` a tool caller gave: a list of strings (one string is one item)."""
+    """The ``applies_when`` a tool caller gave: a list of strings (one string is one item),
+    bounded and made one printable line each by :func:`memdir.applies_when.normalise`."""
     if value is None:
         return []
     items = [value] if isinstance(value, str) else value
-    if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
-        raise FrontmatterError("applies_when must be a list of short strings (situations)")
+    if not isinstance(items, list):
+        raise FrontmatterError(
+            f"applies_when must be a list of short strings (situations), not {type(value).__name__}"
+        )
+    for number, item in enumerate(items, start=1):
+        if not isinstance(item, str):
+            raise FrontmatterError(
+                f"applies_when item {number} is {type(item).__name__}, not a string (a situation)"
+            )
     return aw.normalise(items)
 
 
@@ -180,11 +189,12 @@ class MemoryTools:
         body: str,
         path: str | None = None,
         overwrite: bool = False,
-        applies_when: list[str] | None = None,
+        applies_when: builtins.list[str] | str | None = None,
     ) -> dict[str, Any]:
         """Create (or with ``overwrite`` replace) a memory. ``applies_when`` is the saving
         agent's own list of situations that should recall it; it goes after the rules' list
-        and is marked as a model's (docs/recall.md)."""
+        and is marked as a model's (docs/recall.md). Without it a new memory gets the rules'
+        list and an overwritten one keeps its stored list."""
         mtype = parse_type(type)
         given = _situations(applies_when)
         if not name.strip():

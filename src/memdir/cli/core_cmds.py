@@ -46,7 +46,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "--applies-when",
             action="append",
             metavar="SITUATION",
-            help="a request this memory governs (repeat; default: derived by rules)",
+            help=f"a request this memory governs (repeat, up to {applies_when.MAX_ITEMS}; "
+            "default: derived by rules)",
         )
         p.set_defaults(handler=cmd_add)
 
@@ -179,7 +180,7 @@ def cmd_add(ctx: CliContext) -> int:
     else:
         raise ConfigError("give the body with --body, --body-file or on stdin")
     # A person's own list is stored as given; without one the rules derive it (docs/recall.md).
-    given = applies_when.normalise(a.applies_when)
+    given = applies_when.as_given(a.applies_when or [])
     situations = (
         {applies_when.FIELD: given}
         if given

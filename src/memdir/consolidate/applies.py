@@ -64,7 +64,11 @@ def rules_text(rel: str, before: str, now: str) -> tuple[str, str] | None:
         found, reason = _rules(memory), REASON_FILLED
     else:
         old = _memory(rel, before) if before != now else None
-        if old is None or memory.extra.get(BY_FIELD) == "model" or stored != _rules(old):
+        if (
+            old is None
+            or memory.extra.get(BY_FIELD) == applies_when.BY_MODEL
+            or stored != _rules(old)
+        ):
             return None  # unchanged, a model's list, or a person's list
         found, reason = _rules(memory), REASON_REFRESHED
     if found == stored or (not found and not stored):
