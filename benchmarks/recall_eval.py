@@ -190,18 +190,19 @@ def multilingual_set(work: Path, minilm: Embedder, use: Embedder) -> str:
 
 def model_lists(data: dict[str, Any], path: Path) -> dict[str, dict[str, Any]]:
     """A model's applies_when: "all" as written ("<set>/<file>" keys, see the file's "about"),
-    "eval" for recall_eval.json's memories combined with the rules' as memdir stores them.
-    An older file of merged lists keyed by memory file alone is used as it is."""
+    "eval" for recall_eval.json's memories, each stored as memdir stores a model's list (alone:
+    recall reads the rules' situations before it). An older file of lists keyed by memory file
+    alone is used as it is."""
     raw = json.loads(path.read_text(encoding="utf-8"))
     if "situations" not in raw:
         return {"all": {}, "eval": raw}
     lists: dict[str, list[str]] = raw["situations"]
-    combined = {
-        rel: applies_when.with_model(type_, name, description, body, lists[f"eval/{rel}"])
-        for rel, name, description, type_, body in data["memories"]
+    own = {
+        rel: applies_when.normalise(lists[f"eval/{rel}"])
+        for rel, *_ in data["memories"]
         if f"eval/{rel}" in lists
     }
-    return {"all": lists, "eval": combined}
+    return {"all": lists, "eval": own}
 
 
 def default_rule(sel: LocalSelector, query: str, label: str) -> RelevanceRule:

@@ -43,7 +43,7 @@ SETS = (
         "blind3",
     ),
 )
-MODEL_LABEL = "applies_when by a capable model, then the rules (default rule)"
+MODEL_LABEL = "applies_when by a capable model (default rule)"
 
 
 def load(name: str) -> dict[str, Any]:
@@ -62,8 +62,8 @@ def score(
 ) -> dict[str, dict[str, float]]:
     """Per rule: shares surfaced overall, per dir and per kind, and unrelated surfacing.
 
-    ``model(dir)`` gives that dir's applies_when lists as a model wrote them (combined with the
-    rules' as memdir stores them); with it, two more arms run on a dir written with those lists.
+    ``model(dir)`` gives that dir's applies_when lists as a model wrote them (stored alone, as
+    memdir stores them); with it, two more arms run on a dir written with those lists.
     """
     arms: list[tuple[str, bool, RelevanceRule]] = [
         ("before #20: no applies_when", False, BEFORE_RULE),
@@ -110,17 +110,17 @@ def tables(work: Path, embedder: Embedder, model: dict[str, list[str]] | None = 
 def _model_lists(
     model: dict[str, list[str]] | None, prefix: str
 ) -> Callable[[str], dict[str, list[str]]] | None:
-    """A dir's model-written lists ("<prefix>-<dir>/<file>" keys), as memdir combines them."""
+    """A dir's model-written lists ("<prefix>-<dir>/<file>" keys), stored as memdir stores a
+    model's list: alone (recall reads the rules' situations before it)."""
     if not model:
         return None
 
     def lists(dir_name: str) -> dict[str, list[str]]:
         data = load(next(f for f, _, p in SETS if p == prefix))
-        out = {}
-        for rel, name, description, type_, body in data["dirs"][dir_name]["memories"]:
-            given = model.get(f"{prefix}-{dir_name}/{rel}", [])
-            out[rel] = applies_when.with_model(type_, name, description, body, given)
-        return out
+        return {
+            rel: applies_when.normalise(model.get(f"{prefix}-{dir_name}/{rel}", []))
+            for rel, *_ in data["dirs"][dir_name]["memories"]
+        }
 
     return lists
 

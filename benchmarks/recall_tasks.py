@@ -136,7 +136,7 @@ def arms(
         out.append(("model: no gate (ranking ceiling)", model, old_model, KeepAll()))
         out.append(
             (
-                "applies_when by a capable model, then the rules (default rule)",
+                "applies_when by a capable model (default rule)",
                 model,
                 old_model,
                 DEFAULT_RULE,

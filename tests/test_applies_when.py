@@ -99,27 +99,34 @@ def test_backfill_fills_only_memories_without_the_field(tmp_path: Path) -> None:
     assert applies_when.stored(store.read(mine.path)) == ["when someone asks for a password"]
 
 
-def test_a_models_list_goes_after_the_rules_and_is_marked() -> None:
+def test_the_agents_list_is_stored_alone_marked_and_read_after_the_rules() -> None:
     rules = applies_when.derive("feedback", "Use pnpm", "The docs site uses pnpm", "pnpm add")
     assert rules
     # a one-shot iterator (a generator) is read once: the mark once went missing for it
     given = (s for s in ["deleting git branches", rules[0], " bumping the docs theme "])
-    found = applies_when.initial_from_model(
+    found = applies_when.from_agent(
         "feedback", "Use pnpm", "The docs site uses pnpm", "pnpm add", given
     )
-    assert found == {
-        applies_when.FIELD: [*rules, "deleting git branches", "bumping the docs theme"],
-        applies_when.BY_FIELD: applies_when.BY_MODEL,
-    }
-    # nothing usable from the model: the rules' list alone, not marked (as a save without one)
-    assert applies_when.initial_from_model(
+    agents = ["deleting git branches", rules[0], "bumping the docs theme"]
+    assert found == {applies_when.FIELD: agents, applies_when.BY_FIELD: applies_when.BY_AGENT}
+    # recall reads the rules' situations first, then the agent's new ones
+    assert applies_when.for_recall(rules, agents) == [
+        *rules,
+        "deleting git branches",
+        "bumping the docs theme",
+    ]
+    # nothing usable from the agent: the rules' list alone, not marked (as a save without one)
+    assert applies_when.from_agent(
         "feedback", "Use pnpm", "The docs site uses pnpm", "pnpm add", ["", "  "]
     ) == applies_when.initial("feedback", "Use pnpm", "The docs site uses pnpm", "pnpm add")
 
 
-def test_the_models_items_are_cut_after_the_rules_fill_the_list() -> None:
-    rules = [f"rule {i}" for i in range(applies_when.MAX_ITEMS - 1)]
-    assert applies_when.combine(rules, ["model a", "model b"]) == [*rules, "model a"]
+def test_a_full_rules_list_squeezes_nothing_of_the_agents_out() -> None:
+    """The bound applies to each list, not to the two together: the rules filling their
+    ``MAX_ITEMS`` once cut a model's items from the stored list."""
+    rules = [f"rule {i}" for i in range(applies_when.MAX_ITEMS)]
+    agents = [f"agent {i}" for i in range(applies_when.MAX_ITEMS)]
+    assert applies_when.for_recall(rules, agents) == [*rules, *agents]
 
 
 @given(st.lists(st.text(), max_size=30))

@@ -30,9 +30,11 @@ from memdir.model import Memory
 from memdir.store import MemoryStore
 
 FIELD = "applies_when"
-# Who wrote a stored list when it was not a person: "model" (the host agent at save time, or a
-# configured model in the background); such a list may be refreshed by the next model run.
+# Who wrote a stored list when it was not a person (absent: a person, or the rules' own list):
+# "agent", the saving agent at save time, is kept like a person's; "model", a model run in the
+# background, may be refreshed by the next run.
 BY_FIELD = "applies_when_by"
+BY_AGENT = "agent"
 BY_MODEL = "model"
 MAX_ITEMS = 8
 MAX_CHARS = 160
@@ -147,36 +149,25 @@ def initial(memory_type: str | None, name: str, description: str, body: str) -> 
     return {FIELD: found} if found else {}
 
 
-def with_model(
-    memory_type: str | None, name: str, description: str, body: str, situations: Iterable[Any]
-) -> list[str]:
-    """A model's situations for a memory combined with the rules' (see :func:`combine`)."""
-    return combine(derive(memory_type, name, description, body), situations)
-
-
-def combine(rules: list[str], model: Iterable[Any]) -> list[str]:
-    """The rules' situations, then the model's that are new, bounded.
-
-    The rules' first: recall reads a memory's first two situations as the kinds of task it
-    governs, and the rules name those kinds in the words the intents use. Measured
-    (docs/benchmarks.md): a capable model's list after the rules' surfaced more than the model's
-    alone; a tiny model's alone surfaced far less.
-    """
-    given = normalise(list(model))
-    return normalise([*rules, *(s for s in given if s not in rules)])
-
-
-def initial_from_model(
+def from_agent(
     memory_type: str | None, name: str, description: str, body: str, situations: Iterable[Any]
 ) -> dict[str, Any]:
-    """The frontmatter of a memory saved with a model's situations (the host agent's save):
-    the combined list, marked as a model's when the model gave any (else the rules' alone, as
-    :func:`initial`); ``{}`` when there are none."""
+    """The frontmatter of a memory the saving agent gave situations for (``memory_save`` with
+    ``applies_when``): its own list, marked ``agent``; without any, the rules' (:func:`initial`).
+
+    The file keeps the agent's list alone: recall reads the rules' situations first anyway
+    (:func:`for_recall`), so nothing of the agent's is squeezed out by the bound.
+    """
     given = normalise(list(situations))  # once: ``situations`` may be a one-shot iterator
-    found = with_model(memory_type, name, description, body, given)
-    if not found:
-        return {}
-    return {FIELD: found, BY_FIELD: BY_MODEL} if given else {FIELD: found}
+    if not given:
+        return initial(memory_type, name, description, body)
+    return {FIELD: given, BY_FIELD: BY_AGENT}
+
+
+def marked(memory: Memory) -> str:
+    """Who wrote the stored list when it was not a person: BY_MODEL, BY_AGENT, or ""."""
+    mark = memory.extra.get(BY_FIELD)
+    return mark if mark in (BY_MODEL, BY_AGENT) else ""
 
 
 def stamp(
@@ -226,6 +217,7 @@ def backfill(store: MemoryStore) -> tuple[list[str], list[str]]:
 
 
 __all__ = [
+    "BY_AGENT",
     "BY_FIELD",
     "BY_MODEL",
     "FIELD",
@@ -233,16 +225,15 @@ __all__ = [
     "MAX_ITEMS",
     "as_given",
     "backfill",
-    "combine",
     "derive",
     "for_memory",
     "for_recall",
+    "from_agent",
     "initial",
-    "initial_from_model",
+    "marked",
     "normalise",
     "set_applies_when",
     "stamp",
     "stored",
     "with_applies_when",
-    "with_model",
 ]

@@ -603,13 +603,13 @@ async def test_the_agents_applies_when_is_stored_bounded_and_reads_back(
     assert all(ch.isprintable() for s in expected for ch in s)
     assert memory.extra == {
         applies_when.FIELD: expected,
-        applies_when.BY_FIELD: applies_when.BY_MODEL,
+        applies_when.BY_FIELD: applies_when.BY_AGENT,
     }
     text = (store.root / "lunch.md").read_text(encoding="utf-8")
     assert text.count("\n---\n") == 1 and text.endswith("\n---\nLunch at noon.\n")
 
 
-async def test_the_agents_applies_when_of_500_items_keeps_the_first_after_the_rules(
+async def test_the_agents_applies_when_of_500_items_keeps_its_first_items(
     server: MCPServer, store: MemoryStore
 ) -> None:
     many = [f"situation {i}" for i in range(500)]
@@ -617,9 +617,11 @@ async def test_the_agents_applies_when_of_500_items_keeps_the_first_after_the_ru
     async with Client(server) as client:
         await call(client, "memory_save", **pnpm, type="feedback", body="x", applies_when=many)
     rules = applies_when.derive("feedback", pnpm["name"], pnpm["description"], "x")
-    stored = store.read("use_pnpm.md").extra[applies_when.FIELD]
-    assert rules and stored[: len(rules)] == rules
-    assert stored[len(rules) :] == many[: applies_when.MAX_ITEMS - len(rules)]
+    memory = store.read("use_pnpm.md")
+    stored = memory.extra[applies_when.FIELD]
+    # the file holds the agent's own list; the rules' situations are read before it by recall
+    assert stored == many[: applies_when.MAX_ITEMS]
+    assert rules and applies_when.for_recall(rules, stored) == [*rules, *stored]
 
 
 async def test_overwrite_with_applies_when_replaces_the_list_without_keeps_it(
@@ -632,7 +634,7 @@ async def test_overwrite_with_applies_when_replaces_the_list_without_keeps_it(
         memory.extra[applies_when.FIELD] = ["a person's own line"]
         memory.extra.pop(applies_when.BY_FIELD)
         store.save(memory)
-        # with a list: the agent's replaces the person's (and is marked the model's again)
+        # with a list: the agent's replaces the person's (and is marked the agent's again)
         await call(
             client,
             "memory_save",
@@ -643,7 +645,7 @@ async def test_overwrite_with_applies_when_replaces_the_list_without_keeps_it(
         )
         assert store.read("lunch.md").extra == {
             applies_when.FIELD: ["ordering food for the team"],
-            applies_when.BY_FIELD: applies_when.BY_MODEL,
+            applies_when.BY_FIELD: applies_when.BY_AGENT,
         }
         # without one: the stored list and its mark stay
         await call(client, "memory_save", **save, body="12:30 now.", overwrite=True)
@@ -651,5 +653,5 @@ async def test_overwrite_with_applies_when_replaces_the_list_without_keeps_it(
         assert after.body == "12:30 now.\n"
         assert after.extra == {
             applies_when.FIELD: ["ordering food for the team"],
-            applies_when.BY_FIELD: applies_when.BY_MODEL,
+            applies_when.BY_FIELD: applies_when.BY_AGENT,
         }

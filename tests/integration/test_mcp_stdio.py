@@ -246,8 +246,8 @@ async def test_the_saving_agents_applies_when_over_stdio_recalls_a_no_shared_wor
     tmp_path: Path,
 ) -> None:
     """memory_save with applies_when (the host agent's own situations), over the SDK's client:
-    stored after the rules' list and marked as a model's; bad lists are tool errors that write
-    nothing; and the list is what makes ``memdir recall`` and memory_recall surface the memory
+    stored as the agent wrote it, marked as the agent's (recall reads the rules' list first); bad
+    lists are tool errors that write nothing; and the list is what makes ``memdir recall`` and memory_recall surface the memory
     for a request that shares no word with it (the same memory with the rules' list does not)."""
     words = set(re.findall(r"[a-z]{4,}", " ".join(LOKALISE.values()).lower()))  # content words
     assert not words & set(re.findall(r"[a-z]{4,}", NO_SHARED_WORD.lower()))
@@ -275,10 +275,10 @@ async def test_the_saving_agents_applies_when_over_stdio_recalls_a_no_shared_wor
         rules = applies_when.derive(
             LOKALISE["type"], LOKALISE["name"], LOKALISE["description"], LOKALISE["body"]
         )
-        assert rules and len(rules) + len(AGENTS_LIST) <= applies_when.MAX_ITEMS
+        assert rules  # recall reads them before the agent's list, which the file holds alone
         assert stored == {
-            applies_when.FIELD: [*rules, *AGENTS_LIST],
-            applies_when.BY_FIELD: applies_when.BY_MODEL,
+            applies_when.FIELD: AGENTS_LIST,
+            applies_when.BY_FIELD: applies_when.BY_AGENT,
         }
         recalled = await ok(client, "memory_recall", query=NO_SHARED_WORD)
         assert [m["path"] for m in recalled["memories"]][:1] == [saved["path"]]

@@ -41,9 +41,8 @@ async def test_model_lists_are_stored_failures_stay_per_memory(tmp_path: Path) -
     report = await write_with_model(store, provider, rels)
     written = report.written["admin_ui_yarn.md"]
     assert set(report.written) == {"admin_ui_yarn.md"}
-    # the rules' situations first, then the model's new one
-    assert written[-1] == "bringing a JavaScript library into a project"
-    assert any("dependency" in s for s in written[:-1])
+    # the model's own list is stored; recall reads the rules' situations before it
+    assert written == ["bringing a JavaScript library into a project"]
     assert set(report.skipped) == {"release_manager.md", "mine.md", "gone.md"}
     assert "model failed" in report.skipped["release_manager.md"]
     assert store.read("admin_ui_yarn.md").extra[BY_FIELD] == "model"
@@ -66,9 +65,12 @@ async def test_a_model_list_makes_a_no_shared_word_request_surface(tmp_path: Pat
     assert "admin_ui_yarn.md" in [s.filename for s in selector.select_sync(query, None)]
 
 
-async def test_the_saving_agents_list_is_refreshed_a_persons_is_not(tmp_path: Path) -> None:
-    """The host agent's list (memory_save with applies_when) is a model's: a later model run may
-    refresh it. A person's (``memdir add --applies-when``) is theirs: the run leaves it."""
+async def test_the_saving_agents_list_and_a_persons_are_kept_a_models_is_refreshed(
+    tmp_path: Path,
+) -> None:
+    """The host agent's list (memory_save with applies_when) was written by a capable model that
+    saw the conversation, and a person's (``memdir add --applies-when``) is theirs: a background
+    model run leaves both. Its own earlier list (marked ``model``) it refreshes."""
     store = MemoryStore(tmp_path / "mem")
     tools = MemoryTools(store, KeywordSelector())
     tools.save(
@@ -79,7 +81,7 @@ async def test_the_saving_agents_list_is_refreshed_a_persons_is_not(tmp_path: Pa
         applies_when=["renaming a menu item"],
     )
     agents = "strings_live_in_lokalise.md"
-    assert store.read(agents).extra[BY_FIELD] == applies_when.BY_MODEL
+    assert store.read(agents).extra[BY_FIELD] == applies_when.BY_AGENT
     mine = ["only when I say so"]
     add = ["add", "Mine", "-d", "A note", "-t", "project", "-b", "x", "--applies-when", mine[0]]
     code = main(
@@ -89,13 +91,17 @@ async def test_the_saving_agents_list_is_refreshed_a_persons_is_not(tmp_path: Pa
         stderr=io.StringIO(),
     )
     assert code == 0
+    store.create("Theme", "The docs theme is Furo", "project", "")
     provider = ScriptedProvider.always(
         Completion.from_json({"applies_when": ["changing the wording of a button"]})
     )
-    report = await write_with_model(store, provider, [agents, "mine.md"])
-    assert report.skipped == {"mine.md": "a person wrote its applies_when"}
-    refreshed = applies_when.stored(store.read(agents))
-    assert refreshed[-1] == "changing the wording of a button"
-    assert "renaming a menu item" not in refreshed  # refreshed, not appended to
+    first = await write_with_model(store, provider, [agents, "mine.md", "theme.md"])
+    kept = "a person or the saving agent wrote its applies_when"
+    assert first.skipped == {agents: kept, "mine.md": kept}
+    assert applies_when.stored(store.read(agents)) == ["renaming a menu item"]
     assert applies_when.stored(store.read("mine.md")) == mine
+    assert applies_when.stored(store.read("theme.md")) == ["changing the wording of a button"]
+    provider = ScriptedProvider.always(Completion.from_json({"applies_when": ["picking fonts"]}))
+    again = await write_with_model(store, provider, ["theme.md"])
+    assert again.written == {"theme.md": ["picking fonts"]}  # its own list: refreshed
     assert provider.calls == 1

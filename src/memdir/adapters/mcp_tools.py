@@ -192,9 +192,9 @@ class MemoryTools:
         applies_when: builtins.list[str] | str | None = None,
     ) -> dict[str, Any]:
         """Create (or with ``overwrite`` replace) a memory. ``applies_when`` is the saving
-        agent's own list of situations that should recall it; it goes after the rules' list
-        and is marked as a model's (docs/recall.md). Without it a new memory gets the rules'
-        list and an overwritten one keeps its stored list."""
+        agent's own list of situations that should recall it, stored as given (bounded) and
+        marked ``agent``; recall reads the rules' situations before it (docs/recall.md).
+        Without it a new memory gets the rules' list and an overwritten one keeps its own."""
         mtype = parse_type(type)
         given = _situations(applies_when)
         if not name.strip():
@@ -216,7 +216,7 @@ class MemoryTools:
                     memory.body = body if body.endswith("\n") or not body else body + "\n"
                     if given:
                         memory.extra.update(
-                            aw.initial_from_model(
+                            aw.from_agent(
                                 mtype.value, memory.name, memory.description, memory.body, given
                             )
                         )
@@ -230,11 +230,7 @@ class MemoryTools:
                 body,
                 rel=target,
                 overwrite=overwrite,
-                extra=(
-                    aw.initial_from_model(mtype.value, name, description, body, given)
-                    if given
-                    else aw.initial(mtype.value, name, description, body)
-                ),
+                extra=aw.from_agent(mtype.value, name, description, body, given),
             )
         return {"path": created.path, "created": not existed}
 

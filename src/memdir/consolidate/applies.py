@@ -29,7 +29,7 @@ from memdir import applies_when, frontmatter
 from memdir.errors import MemdirError
 from memdir.llm.base import Provider
 from memdir.model import Memory
-from memdir.recall.applies_model import BY_FIELD, ModelReport, write_with_model, written_by_person
+from memdir.recall.applies_model import ModelReport, write_with_model, written_by_person
 from memdir.store import MemoryStore
 from memdir.validity import validity_of
 
@@ -64,12 +64,8 @@ def rules_text(rel: str, before: str, now: str) -> tuple[str, str] | None:
         found, reason = _rules(memory), REASON_FILLED
     else:
         old = _memory(rel, before) if before != now else None
-        if (
-            old is None
-            or memory.extra.get(BY_FIELD) == applies_when.BY_MODEL
-            or stored != _rules(old)
-        ):
-            return None  # unchanged, a model's list, or a person's list
+        if old is None or applies_when.marked(memory) or stored != _rules(old):
+            return None  # unchanged, a model's or the agent's list, or a person's list
         found, reason = _rules(memory), REASON_REFRESHED
     if found == stored or (not found and not stored):
         return None

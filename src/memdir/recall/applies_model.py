@@ -106,7 +106,7 @@ async def write_with_model(
             report.skipped[rel] = f"unreadable: {exc}"
             continue
         if written_by_person(memory) and not overwrite:
-            report.skipped[rel] = "a person wrote its applies_when"
+            report.skipped[rel] = "a person or the saving agent wrote its applies_when"
             continue
         try:
             situations = await situations_from_model(provider, memory, timeout=timeout)
@@ -131,17 +131,21 @@ async def write_with_model(
 
 
 def merged(memory: Memory, situations: Sequence[str]) -> list[str]:
-    """The rules' situations for ``memory``, then the model's that are new (bounded)."""
-    return applies_when.with_model(
-        memory.type, memory.name, memory.description, memory.body, situations
-    )
+    """What is stored: the model's own situations (bounded). Recall reads the rules' first and
+    then these (:func:`memdir.applies_when.for_recall`), so they extend the rules' list."""
+    del memory  # the rules' list is not copied into the file
+    return applies_when.normalise(list(situations))
 
 
 def written_by_person(memory: Memory) -> bool:
-    """A stored list neither a model (marked) nor the rules (their list, recomputed) wrote."""
+    """A stored list a model run must leave: a person's (unmarked and not the rules' own list,
+    recomputed) or the saving agent's (marked ``agent``: a capable model that saw the
+    conversation, which a background model is not expected to improve on)."""
     found = applies_when.stored(memory)
-    if not found or memory.extra.get(BY_FIELD) == applies_when.BY_MODEL:
+    if not found or applies_when.marked(memory) == applies_when.BY_MODEL:
         return False
+    if applies_when.marked(memory) == applies_when.BY_AGENT:
+        return True
     return found != applies_when.derive(memory.type, memory.name, memory.description, memory.body)
 
 
