@@ -247,8 +247,9 @@ async def test_the_saving_agents_applies_when_over_stdio_recalls_a_no_shared_wor
 ) -> None:
     """memory_save with applies_when (the host agent's own situations), over the SDK's client:
     stored as the agent wrote it, marked as the agent's (recall reads the rules' list first); bad
-    lists are tool errors that write nothing; and the list is what makes ``memdir recall`` and memory_recall surface the memory
-    for a request that shares no word with it (the same memory with the rules' list does not)."""
+    lists are tool errors that write nothing; and the list is what makes ``memdir recall`` and
+    memory_recall surface the memory for a request that shares no word with it (the same memory
+    with the rules' list does not)."""
     words = set(re.findall(r"[a-z]{4,}", " ".join(LOKALISE.values()).lower()))  # content words
     assert not words & set(re.findall(r"[a-z]{4,}", NO_SHARED_WORD.lower()))
     mem = tmp_path / "memory"
