@@ -3,11 +3,12 @@
 The offline rules (:mod:`memdir.applies_when`) know the situations their cue lists name; a model
 knows that "bring lodash into the admin console" is adding a dependency. When a provider is
 configured, :func:`write_with_model` asks it, one memory per call, for the situations and
-trigger words the memory governs, and stores them in the memory's frontmatter after the rules'
-own situations (:func:`merged`, at most ``applies_when.MAX_ITEMS``): the model extends what the
-rules found instead of replacing it. Measured with SmolLM2-135M (docs/benchmarks.md), a model's
-list that replaced the rules' surfaced the right memory for 0.07 of the no-shared-word requests
-(rules: 0.56); the model's items after the rules' kept the rules' 0.56.
+trigger words the memory governs, and stores its own list (at most ``applies_when.MAX_ITEMS``)
+in the memory's frontmatter. Recall reads the rules' situations before it
+(:func:`memdir.applies_when.for_recall`), so the model extends what the rules found instead of
+replacing it. Measured with SmolLM2-135M (docs/benchmarks.md), a model's list that replaced the
+rules' surfaced the right memory for 0.07 of the no-shared-word requests (rules: 0.56); the
+model's items after the rules' kept the rules' 0.56.
 
 Invariants:
 - Never on the prompt path: callers run it in the background (``memdir reindex --model``, the
@@ -117,7 +118,6 @@ async def write_with_model(
         if not situations:
             report.skipped[rel] = "the model gave no situations"
             continue
-        situations = merged(memory, situations)
         try:
             _store(store, rel, text, situations)
         except ConflictError:
@@ -130,21 +130,14 @@ async def write_with_model(
     return report
 
 
-def merged(memory: Memory, situations: Sequence[str]) -> list[str]:
-    """What is stored: the model's own situations (bounded). Recall reads the rules' first and
-    then these (:func:`memdir.applies_when.for_recall`), so they extend the rules' list."""
-    del memory  # the rules' list is not copied into the file
-    return applies_when.normalise(list(situations))
-
-
 def written_by_person(memory: Memory) -> bool:
     """A stored list a model run must leave: a person's (unmarked and not the rules' own list,
     recomputed) or the saving agent's (marked ``agent``: a capable model that saw the
     conversation, which a background model is not expected to improve on)."""
-    found = applies_when.stored(memory)
-    if not found or applies_when.marked(memory) == applies_when.BY_MODEL:
+    found, mark = applies_when.stored(memory), applies_when.marked(memory)
+    if not found or mark == applies_when.BY_MODEL:
         return False
-    if applies_when.marked(memory) == applies_when.BY_AGENT:
+    if mark == applies_when.BY_AGENT:
         return True
     return found != applies_when.derive(memory.type, memory.name, memory.description, memory.body)
 
@@ -163,7 +156,6 @@ def _store(store: MemoryStore, rel: str, text: str, situations: list[str]) -> No
 __all__ = [
     "BY_FIELD",
     "ModelReport",
-    "merged",
     "situations_from_model",
     "write_with_model",
     "written_by_person",
