@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from memdir.adapters.claude_code import hooklog
-from memdir.adapters.claude_code.lifecycle import run_extraction
-from memdir.adapters.claude_code.state import SessionStore
+from memdir.adapters.hooks import hooklog
+from memdir.adapters.hooks.lifecycle import run_extraction
+from memdir.adapters.hooks.state import SessionStore
 from memdir.cli.main import main
 from memdir.extract.agent import AgentExtractor
 from memdir.llm.base import Completion

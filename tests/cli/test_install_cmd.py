@@ -16,8 +16,8 @@ import pytest
 
 from memdir.cli.main import main
 from memdir.store import MemoryStore
-from tests.adapters.claude_code.fakehost import FakeHost
-from tests.adapters.claude_code.test_settings_merge import REAL_USER_SETTINGS
+from tests.adapters.hooks.fakehost import FakeHost
+from tests.adapters.hooks.test_settings_merge import REAL_USER_SETTINGS
 
 BIG_CLAUDE_JSON = {
     "numStartups": 212,

@@ -44,7 +44,7 @@ def test_full_parser_for_help_and_unknown_words() -> None:
 def test_the_hook_path_does_not_import_recall_team_or_llm() -> None:
     code = (
         "import sys; from memdir.cli.main import build_parser; build_parser('hook');"
-        "import memdir.adapters.claude_code.handlers, memdir.adapters.recall_client;"
+        "import memdir.adapters.hooks.handlers, memdir.adapters.recall_client;"
         "heavy = [m for m in sys.modules if m.split('.')[0] in "
         "('numpy', 'onnxruntime', 'yaml', 'asyncio', 'httpx', 'mcp')"
         " or m.startswith(('memdir.recall', 'memdir.team', 'memdir.llm', 'memdir.store'))];"

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from memdir.session.notes import builtin_template, parse_notes, render_notes
 from memdir.session.reinject import fit_notes
-from tests.adapters.claude_code.fakehost import FakeHost
+from tests.adapters.hooks.fakehost import FakeHost
 
 
 def long_notes() -> str:

@@ -80,8 +80,8 @@ def replay_hooks(ui: Ui, session: str, *events: tuple[str, dict[str, object]]) -
     """Run hook events in-process exactly as ``memdir hook <event>`` does (no daemon)."""
     import json
 
-    from memdir.adapters.claude_code.hookio import EVENTS
-    from memdir.adapters.claude_code.runner import HookFlags, make_context, run_event
+    from memdir.adapters.hooks.runner import HookFlags, make_context, run_event
+    from memdir.adapters.hosts.claude_code.dialect import DIALECT, EVENTS
 
     env = {
         "HOME": str(ui.home),
@@ -101,6 +101,7 @@ def replay_hooks(ui: Ui, session: str, *events: tuple[str, dict[str, object]]) -
         run_event(
             event,
             json.dumps(payload).encode(),
-            lambda cwd: make_context(env, cwd or ui.project, flags),
+            DIALECT,
+            lambda cwd: make_context(env, cwd or ui.project, flags, DIALECT),
             lambda: ui.ctx.cache_dir,
         )

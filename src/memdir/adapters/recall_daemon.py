@@ -9,7 +9,7 @@ Invariants:
   refused (``SO_PEERCRED``) — memory contents never cross users.
 - A thin transport: the warm engines live in :mod:`memdir.recall.warm` (the hook's in-process
   fallback uses the same functions, so both surface identical text) and forwarded hook events run
-  the hook's own code (:mod:`memdir.adapters.claude_code.forwarded`); nothing below imports this
+  the hook's own code (:mod:`memdir.adapters.hooks.forwarded`); nothing below imports this
   module.
 - Memory stays bounded: at most ``MAX_ENGINES`` memory dirs are kept (least recently used
   evicted), and after ``idle`` seconds without a request (none in flight: a forwarded
@@ -142,9 +142,10 @@ class RecallDaemon:
 
     def hook(self, body: dict[str, Any]) -> dict[str, Any]:
         """Run a forwarded hook event exactly as the hook process would (see ``.forwarded``)."""
-        from memdir.adapters.claude_code.forwarded import serve_hook
+        from memdir.adapters.hooks.forwarded import serve_hook
+        from memdir.adapters.hosts import dialect
 
-        return serve_hook(body, self.warm)
+        return serve_hook(body, self.warm, dialect)
 
     def status(self) -> dict[str, Any]:
         return {

@@ -12,7 +12,7 @@ def run() -> None:
     import sys
 
     if "hook" in sys.argv[1:]:
-        from memdir.adapters.claude_code.fastpath import try_forward
+        from memdir.adapters.hooks.fastpath import try_forward
 
         code = try_forward(sys.argv[1:])
         if code is not None:

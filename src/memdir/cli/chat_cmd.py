@@ -90,7 +90,7 @@ async def _read_line(prompt: str) -> str | None:
 
 def _host_spec(ctx: CliContext) -> str | None:
     """With no model configured, the user's own Claude Code CLI when it is installed."""
-    from memdir.adapters.claude_code.hostmodel import HOST_SPEC_PREFIX, host_model_on
+    from memdir.adapters.hooks.hostmodel import HOST_SPEC_PREFIX, host_model_on
     from memdir.llm.claude_code import find_cli
 
     if host_model_on(ctx.settings) and find_cli(ctx.env) is not None:
@@ -104,7 +104,7 @@ def cmd_chat(ctx: CliContext) -> int:
         ctx.out.stderr.write(NO_MODEL + "\n")
         return 2
     from memdir.adapters.chat import ChatOptions, ChatSession
-    from memdir.adapters.claude_code.hostmodel import host_ledger
+    from memdir.adapters.hooks.hostmodel import host_ledger
     from memdir.agent.toolset import ToolBox
     from memdir.agents import agent_memory
     from memdir.llm.factory import provider_from_spec

@@ -299,9 +299,10 @@ def _install_problems(ctx: CliContext) -> list[dict[str, str]]:
     memdir active in Claude Code twice."""
     from pathlib import Path
 
-    from memdir.adapters.claude_code.duplicates import doctor_problems
-    from memdir.adapters.claude_code.install import InstallRecord, Locations
-    from memdir.adapters.claude_code.resolve import installed_problems
+    from memdir.adapters.hooks.dialect import Locations
+    from memdir.adapters.hooks.install import InstallRecord
+    from memdir.adapters.hooks.resolve import installed_problems
+    from memdir.adapters.hosts.claude_code.duplicates import doctor_problems
     from memdir.errors import InstallError
 
     home = Path(ctx.env["HOME"]) if ctx.env.get("HOME") else Path.home()

@@ -1,4 +1,4 @@
-"""``memdir hook <event>``: Claude Code (and same-shaped) hooks; ``memdir hook log``; the daemon.
+"""``memdir hook [--host <name>] <event>``: every host's hooks; ``memdir hook log``; the daemon.
 
 The event commands read the host's JSON on stdin and print the host's JSON answer. They never
 fail the host: every problem — bad JSON, a missing transcript, a locked state file, a bug — ends
@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from memdir.adapters.claude_code.hookio import EVENTS
+from memdir.adapters.hooks.dialect import EVENT_WORDS
 from memdir.cli.context import CliContext
 from memdir.cli.output import table
 
@@ -25,12 +25,20 @@ DAEMON_ACTIONS = ("status", "start", "stop", "run")
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "hook",
-        help="Claude Code hooks: recall per prompt, extraction at stop, and their log",
+        help="agent hosts' hooks: recall per prompt, extraction at stop, and their log",
         description="Run by the host: reads the hook's JSON on stdin, answers in its format.",
     )
+    from memdir.adapters.hosts import DEFAULT, DIALECTS
+
+    p.add_argument(
+        "--host",
+        choices=tuple(DIALECTS),
+        default=DEFAULT,
+        help="the host whose hook JSON this is (default: claude-code)",
+    )
     events = p.add_subparsers(dest="hook_event", metavar="<event>", required=True)
-    for word, host_name in EVENTS.items():
-        e = events.add_parser(word, help=f"the host's {host_name} hook")
+    for word in EVENT_WORDS:
+        e = events.add_parser(word, help=f"memdir's {word} event, in the host's JSON")
         e.set_defaults(handler=cmd_event)
     log = events.add_parser("log", help="show what the hooks injected and saved")
     log.add_argument("--session", help="only this session id")
@@ -60,7 +68,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def hook_flags(ctx: CliContext) -> Any:
-    from memdir.adapters.claude_code.runner import HookFlags
+    from memdir.adapters.hooks.runner import HookFlags
 
     args = ctx.args
     memory_dir = getattr(args, "dir", None)
@@ -69,14 +77,22 @@ def hook_flags(ctx: CliContext) -> Any:
         memory_dir=Path(memory_dir).absolute() if memory_dir is not None else None,
         settings=Path(settings).absolute() if settings is not None else None,
         claude=bool(getattr(args, "claude", False)),
+        host=getattr(args, "host", None) or "claude-code",
     )
 
 
 def hook_context(ctx: CliContext, cwd: Path | None = None) -> Any:
     """The handlers' context for ``cwd`` (default: the command's), settings read here."""
-    from memdir.adapters.claude_code.runner import make_context
+    from memdir.adapters.hooks.runner import make_context
 
-    return make_context(ctx.env, cwd or ctx.cwd, hook_flags(ctx))
+    flags = hook_flags(ctx)
+    return make_context(ctx.env, cwd or ctx.cwd, flags, _dialect(flags.host))
+
+
+def _dialect(name: str) -> Any:
+    from memdir.adapters.hosts import dialect
+
+    return dialect(name)
 
 
 def _read_stdin() -> bytes:
@@ -94,8 +110,8 @@ def _quiet_library_warnings() -> None:
 
 
 def cmd_event(ctx: CliContext) -> int:
-    from memdir.adapters.claude_code.hostmodel import is_child
-    from memdir.adapters.claude_code.runner import run_event
+    from memdir.adapters.hooks.hostmodel import is_child
+    from memdir.adapters.hooks.runner import run_event
 
     if is_child(ctx.env):  # a CLI memdir itself started: no recursion, no log rows
         return 0
@@ -103,6 +119,7 @@ def cmd_event(ctx: CliContext) -> int:
     stdout, stderr = run_event(
         ctx.args.hook_event,
         _read_stdin(),
+        _dialect(hook_flags(ctx).host),
         lambda cwd: hook_context(ctx, cwd),
         lambda: ctx.paths.cache_dir,
     )
@@ -113,7 +130,7 @@ def cmd_event(ctx: CliContext) -> int:
 
 
 def cmd_log(ctx: CliContext) -> int:
-    from memdir.adapters.claude_code import hooklog
+    from memdir.adapters.hooks import hooklog
 
     a = ctx.args
     rows = hooklog.read(ctx.paths.cache_dir, session=a.session, limit=a.limit)
@@ -135,7 +152,7 @@ def cmd_log(ctx: CliContext) -> int:
 
 def _spend_line(ctx: CliContext, session: str | None) -> str:
     """Today's host-model spend (and this session's, when one is asked for)."""
-    from memdir.adapters.claude_code.hostmodel import host_ledger
+    from memdir.adapters.hooks.hostmodel import host_ledger
 
     ledger = host_ledger(ctx.settings)
     today = ledger.spend()
@@ -196,7 +213,7 @@ def cmd_daemon(ctx: CliContext) -> int:
 
     sock = recall_client.socket_path(ctx.settings.memdir_home)
     action = ctx.args.action
-    from memdir.adapters.claude_code.runner import daemon_idle
+    from memdir.adapters.hooks.runner import daemon_idle
 
     idle = ctx.args.idle if ctx.args.idle is not None else daemon_idle(ctx.env)
     if action == "run":
@@ -239,7 +256,7 @@ def _wait_for(sock: Path, timeout: float = 30.0) -> None:
 
 
 def cmd_worker(ctx: CliContext) -> int:
-    from memdir.adapters.claude_code.lifecycle import run_extraction
+    from memdir.adapters.hooks.lifecycle import run_extraction
 
     hc = hook_context(ctx)
     report = run_extraction(hc, ctx.args.session, ctx.args.transcript)
@@ -248,7 +265,7 @@ def cmd_worker(ctx: CliContext) -> int:
 
 
 def cmd_notes_worker(ctx: CliContext) -> int:
-    from memdir.adapters.claude_code.notes_worker import run_notes_worker
+    from memdir.adapters.hooks.notes_worker import run_notes_worker
 
     row = run_notes_worker(hook_context(ctx), ctx.args.session, ctx.args.transcript)
     ctx.out.data(row)
@@ -256,7 +273,7 @@ def cmd_notes_worker(ctx: CliContext) -> int:
 
 
 def cmd_end_worker(ctx: CliContext) -> int:
-    from memdir.adapters.claude_code.end_worker import run_end_worker
+    from memdir.adapters.hooks.end_worker import run_end_worker
 
     args = ctx.args
     ctx.out.data(run_end_worker(hook_context(ctx), args.session, args.transcript, args.reason))
@@ -264,7 +281,7 @@ def cmd_end_worker(ctx: CliContext) -> int:
 
 
 def cmd_dream_worker(ctx: CliContext) -> int:
-    from memdir.adapters.claude_code.dream_worker import run_dream_worker
+    from memdir.adapters.hooks.dream_worker import run_dream_worker
 
     ctx.out.data(run_dream_worker(hook_context(ctx), ctx.args.session))
     return 0

@@ -1,7 +1,8 @@
 """``memdir install <host>`` / ``memdir uninstall <host>``: wire memdir into an agent host.
 
-``claude-code`` gets the hooks (recall per prompt, extraction at stop, ...) and the MCP server;
-``cursor`` and ``claude-desktop`` get the MCP server. Global flags given here (``--claude``,
+Hosts with hooks (``claude-code``, ``codex``, ``gemini``: :mod:`memdir.adapters.hosts`) get the
+hooks (recall per prompt, extraction at stop, ...) and the MCP server; ``cursor`` and
+``claude-desktop`` get the MCP server. Global flags given here (``--claude``,
 ``--dir``, ``--settings``) are written into the installed commands, so the host runs memdir the
 way it was installed. ``--dry-run`` prints the diff and writes nothing.
 """
@@ -15,13 +16,16 @@ from typing import TYPE_CHECKING
 from memdir.cli.context import CliContext
 
 if TYPE_CHECKING:
-    from memdir.adapters.claude_code.install import FileChange, Locations
+    from memdir.adapters.hooks.dialect import Locations
+    from memdir.adapters.hooks.install import FileChange
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from memdir.adapters.hosts import names
+
     for name, verb in (("install", "add memdir to"), ("uninstall", "remove memdir from")):
-        p = sub.add_parser(name, help=f"{verb} Claude Code, Cursor or Claude Desktop")
-        p.add_argument("host", choices=("claude-code", "cursor", "claude-desktop"))
+        p = sub.add_parser(name, help=f"{verb} an agent host ({', '.join(names())})")
+        p.add_argument("host", choices=names())
         scope = p.add_mutually_exclusive_group()
         scope.add_argument("--user", dest="scope", action="store_const", const="user")
         scope.add_argument("--project", dest="scope", action="store_const", const="project")
@@ -31,14 +35,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                 "--llm",
                 choices=("host", "key", "off"),
                 default="host",
-                help="model for background memory work: host = your Claude Code login "
+                help="model for background memory work: host = the host's own CLI and login "
                 "(default), key = MEMDIR_MODEL with your own API key, off = offline only",
             )
         p.set_defaults(handler=cmd_install if name == "install" else cmd_uninstall, scope="user")
 
 
 def _command(ctx: CliContext, host: str) -> list[str]:
-    from memdir.adapters.claude_code.install import memdir_command
+    from memdir.adapters.hooks.install import memdir_command
 
     args = ctx.args
     command = memdir_command(ctx.env)
@@ -54,7 +58,7 @@ def _command(ctx: CliContext, host: str) -> list[str]:
 
 
 def _locations(ctx: CliContext) -> Locations:
-    from memdir.adapters.claude_code.install import Locations
+    from memdir.adapters.hooks.dialect import Locations
 
     home = Path(ctx.env["HOME"]) if ctx.env.get("HOME") else Path.home()
     return Locations.from_env(ctx.env, home=home, project_root=ctx.paths.project_root)
@@ -90,7 +94,7 @@ def _report(
 
 def _refuse_duplicates(ctx: CliContext, loc: Locations) -> None:
     """Two active forms run every hook twice and inject their context twice: refuse."""
-    from memdir.adapters.claude_code.duplicates import active_plugin, conflicts
+    from memdir.adapters.hosts.claude_code.duplicates import active_plugin, conflicts
     from memdir.errors import InstallError
 
     found = conflicts(
@@ -108,36 +112,41 @@ def _refuse_duplicates(ctx: CliContext, loc: Locations) -> None:
 
 
 def cmd_install(ctx: CliContext) -> int:
-    from memdir.adapters.claude_code import install
+    from memdir.adapters.hooks import install
+    from memdir.adapters.hosts import installable
 
     a = ctx.args
+    host = installable(a.host)
+    loc = _locations(ctx)
     if a.host == "claude-code":
-        _refuse_duplicates(ctx, _locations(ctx))
+        _refuse_duplicates(ctx, loc)
     record = install.InstallRecord(ctx.settings.memdir_home).load()
     # --llm key|off: the hooks must never use the host CLI, pinned in their commands themselves
     prefix = ["env", "MEMDIR_HOST_MODEL=off"] if a.llm != "host" else []
     changes = install.plan_install(
-        a.host, a.scope, _locations(ctx), _command(ctx, a.host), record, hook_prefix=prefix
+        host, a.scope, loc, _command(ctx, a.host), record, hook_prefix=prefix
     )
     backups = (
         []
         if a.dry_run
         else install.apply(changes, memdir_home=ctx.settings.memdir_home, install=True)
     )
-    notes = None
-    if a.host == "claude-code":
-        from memdir.adapters.claude_code.hostmodel import describe
+    notes = list(host.install_notes(a.scope, loc))
+    if host.hook_specs(["memdir"]):
+        from memdir.adapters.hooks.hostmodel import describe
+        from memdir.adapters.hosts import dialect
 
-        notes = describe(ctx.settings, ctx.env, a.llm)
-    return _report(ctx, changes, backups, dry_run=a.dry_run, notes=notes)
+        notes = [*describe(ctx.settings, ctx.env, a.llm, dialect(a.host)), *notes]
+    return _report(ctx, changes, backups, dry_run=a.dry_run, notes=notes or None)
 
 
 def cmd_uninstall(ctx: CliContext) -> int:
-    from memdir.adapters.claude_code import install
+    from memdir.adapters.hooks import install
+    from memdir.adapters.hosts import installable
 
     a = ctx.args
     record = install.InstallRecord(ctx.settings.memdir_home).load()
-    changes = install.plan_uninstall(a.host, a.scope, _locations(ctx), record)
+    changes = install.plan_uninstall(installable(a.host), a.scope, _locations(ctx), record)
     backups = (
         []
         if a.dry_run

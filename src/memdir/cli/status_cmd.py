@@ -20,7 +20,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def status_payload(ctx: CliContext) -> dict[str, Any]:
-    from memdir.adapters.claude_code.hostmodel import background_spec, host_ledger, host_model_on
+    from memdir.adapters.hooks.hostmodel import background_spec, host_ledger, host_model_on
     from memdir.llm.claude_code import find_cli
 
     settings = ctx.settings

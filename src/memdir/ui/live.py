@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from memdir.adapters.claude_code import hooklog
+from memdir.adapters.hooks import hooklog
 from memdir.index import ENTRYPOINT_NAME
 from memdir.ui.context import UiContext
 

@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from memdir.adapters.claude_code import hooklog
+from memdir.adapters.hooks import hooklog
 from memdir.errors import MemdirError
 from memdir.ui.context import UiContext
 from memdir.ui.render import Pages

@@ -1,0 +1,43 @@
+"""Hosts memdir gives its MCP server only: Cursor (hooks: see issue #28) and Claude Desktop.
+
+Claude Desktop has no project directory, so its server is pinned to one memory dir with
+``--dir`` (``memdir install claude-desktop`` passes it through the command).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from memdir.adapters.hooks.dialect import HookSpec, Installable, Target
+
+if TYPE_CHECKING:
+    from memdir.adapters.hooks.dialect import Locations
+
+
+@dataclass
+class _McpHost:
+    name: str
+    title: str
+    scopes: tuple[str, ...]
+
+    def install_targets(self, scope: str, loc: Locations) -> list[Target]:
+        if self.name == "cursor":
+            base = loc.project_root if scope == "project" else loc.home
+            return [Target(base / ".cursor" / "mcp.json", "mcp", ("mcpServers",))]
+        return [Target(loc.desktop_config(), "mcp", ("mcpServers",))]
+
+    def hook_specs(self, command: Sequence[str]) -> list[HookSpec]:
+        return []
+
+    def install_notes(self, scope: str, loc: Locations) -> list[str]:
+        return []
+
+
+HOSTS: dict[str, Installable] = {
+    "cursor": _McpHost("cursor", "Cursor", ("user", "project")),
+    "claude-desktop": _McpHost("claude-desktop", "Claude Desktop", ("user", "project")),
+}
+
+__all__ = ["HOSTS"]
