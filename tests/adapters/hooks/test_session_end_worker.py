@@ -65,7 +65,7 @@ def test_workers_start_niced_so_the_host_finishing_its_turn_comes_first(
 ) -> None:
     import subprocess
 
-    from memdir.adapters.hooks import lifecycle
+    from memdir.adapters.hooks import workers
     from memdir.adapters.hooks.runner import HookFlags, make_context
 
     started: list[list[str]] = []
@@ -77,7 +77,7 @@ def test_workers_start_niced_so_the_host_finishing_its_turn_comes_first(
     host = FakeHost(tmp_path)
     hc = make_context(host.env, host.project, HookFlags(), DIALECT)
     monkeypatch.setattr(subprocess, "Popen", Popen)
-    lifecycle.spawn_worker(hc, "s1", None, "end-worker", ["--reason", "other"])
+    workers.spawn_worker(hc, "s1", None, "end-worker", ["--reason", "other"])
     [argv] = started
     assert argv[1:3] == ["-n", "10"] and Path(argv[0]).name == "nice"
     assert argv[3:] == [

@@ -17,12 +17,8 @@ from typing import Any
 
 from memdir.adapters.hooks import hooklog
 from memdir.adapters.hooks.handlers import HookContext
-from memdir.adapters.hooks.lifecycle import (
-    hook_store,
-    model_for_background,
-    run_extraction,
-    spawn_worker,
-)
+from memdir.adapters.hooks.lifecycle import hook_store, model_for_background, run_extraction
+from memdir.adapters.hooks.workers import spawn_worker
 
 DRAIN_SECONDS = 30.0
 

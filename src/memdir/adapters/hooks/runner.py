@@ -28,6 +28,7 @@ from memdir.adapters.hooks.handlers import (
     user_prompt_submit,
 )
 from memdir.adapters.hooks.hookio import HookInput, read_body
+from memdir.adapters.hooks.session_start import session_start
 from memdir.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
     from memdir.paths import ResolvedPaths
 
 HANDLERS: dict[str, Callable[[HookInput, HookContext], str]] = {
-    "session-start": lifecycle.session_start,
+    "session-start": session_start,
     "user-prompt-submit": user_prompt_submit,
     "stop": lifecycle.stop,
     "pre-compact": lifecycle.pre_compact,

@@ -22,7 +22,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -87,6 +87,11 @@ class SessionState:
     # prompt delivers them, unless surfaced by then
     settled: list[Injected] = field(default_factory=list)
     settled_at: float = 0.0
+    # hosts with no session-end event (Codex): whose session it is, its transcript, and
+    # whether its end already ran (at a later session's start)
+    host: str = ""
+    transcript: str = ""
+    ended: bool = False
 
     @property
     def exhausted(self) -> bool:
@@ -110,18 +115,23 @@ class SessionState:
             kept.append(item)
         return kept
 
-    def claim_start(self, event_key: str, block_key: str, source: str, now: float) -> str | None:
-        """Record that a session-start block goes into the context; why not, if it must not."""
+    def claim_start(
+        self, event_key: str, blocks: Sequence[str], source: str, now: float
+    ) -> tuple[str | None, list[str]]:
+        """Record which of a session-start's blocks (digests) go into the context: (why none
+        does, or None; the ones that do). A block the context already holds is left out — a
+        resume after a compaction holds what the compaction's session-start put there."""
         again = event_key == self.start_event and now - self.start_at < SAME_EVENT_SECONDS
         self.start_event, self.start_at = event_key, now
         if again:
-            return "the same session-start delivered twice (memdir installed twice?)"
+            return "the same session-start delivered twice (memdir installed twice?)", []
         if source in NEW_CONTEXT_SOURCES:
             self.start_blocks = []
-        if block_key in self.start_blocks:
-            return "this context already holds the same block"
-        self.start_blocks.append(block_key)
-        return None
+        new = [b for b in dict.fromkeys(blocks) if b not in self.start_blocks]
+        if not new:
+            return "this context already holds the same block", []
+        self.start_blocks += new
+        return None, new
 
     def take_settled(self, now: float) -> list[Injected]:
         """What recall found for an earlier prompt, unless that is over
@@ -155,6 +165,9 @@ class SessionState:
             updated=float(raw.get("updated", 0.0)),
             settled=_settled(raw.get("settled")),
             settled_at=float(raw.get("settled_at", 0.0)),
+            host=str(raw.get("host", "")),
+            transcript=str(raw.get("transcript", "")),
+            ended=bool(raw.get("ended", False)),
         )
 
 
@@ -202,6 +215,25 @@ class SessionStore:
                 state.updated = time.time()
                 text = json.dumps(state.to_json(), ensure_ascii=False)
                 atomic_write(self.path(session_id), text)
+
+    def unended(self, host: str, quiet_since: float) -> list[str]:
+        """Sessions of ``host`` not yet ended and untouched since ``quiet_since``, oldest
+        first (what a host with no session-end event leaves behind)."""
+        found: list[tuple[float, str]] = []
+        try:
+            entries = list(os.scandir(self.root))
+        except OSError:
+            return []
+        for entry in entries:
+            if not entry.name.endswith(".json"):
+                continue
+            with contextlib.suppress(OSError):
+                if entry.stat().st_mtime >= quiet_since:
+                    continue
+            state = self.load(entry.name[:-5])
+            if state.host == host and not state.ended and state.updated < quiet_since:
+                found.append((state.updated, state.session_id))
+        return [session for _, session in sorted(found)]
 
     def prune(self, *, max_age_days: float = STATE_MAX_AGE_DAYS, now: float | None = None) -> int:
         """Delete state (and lock) files of sessions idle for ``max_age_days``; how many."""
