@@ -106,3 +106,19 @@ def test_with_the_default_cold_wait_the_memory_arrives_once_first_or_next_prompt
     installed.prompt("And who resets it?", resume=True)
     again = installed.api.main_requests()[-1].text()
     assert again.count(MARKER) == 1, "the memory must reach the model exactly once"
+
+
+def test_a_resume_after_a_compaction_does_not_get_the_start_block_again(
+    installed: ClaudeHost,
+) -> None:
+    """Issue #27.9: SessionStart(compact) put the instructions and MEMORY.md into the compacted
+    context; the SessionStart(resume) of the next ``--continue`` must not add them a second time."""
+    installed.prompt("Plan the release: we deploy to staging-kiwi first.")
+    installed.prompt("/compact", resume=True)
+    installed.api.clear()
+    installed.prompt("What do we deploy to first?", resume=True)
+    request = installed.api.main_requests()[-1].text()
+    assert request.count("# Memory (memdir)") == 1, "the start block reached the model twice"
+    starts = [r for r in installed.hook_log() if r["event"] == "session-start"]
+    assert [r.get("source") for r in starts][-2:] == ["compact", "resume"]
+    assert starts[-1].get("skipped") == "this context already holds the same block"
