@@ -135,6 +135,17 @@ def test_idle_daemon_exits_and_removes_its_socket(tmp_path: Path) -> None:
     proc.stderr.close()
 
 
+def test_a_daemon_whose_socket_file_is_removed_exits(tmp_path: Path) -> None:
+    """Issue #27.8: it lingered (about 260 MB) until its 15-minute idle timeout."""
+    sock = recall_client.socket_path(tmp_path / "mh")
+    proc = start(sock, idle=900.0)
+    assert recall_client.request(sock, {"op": "status"}, timeout=5.0)["ok"]
+    sock.unlink()
+    assert proc.wait(timeout=30) == 0  # well before the idle timeout
+    assert proc.stderr is not None
+    proc.stderr.close()
+
+
 def test_client_errors_are_daemon_errors(tmp_path: Path) -> None:
     sock = recall_client.socket_path(tmp_path / "mh")
     with pytest.raises(DaemonError, match="no recall daemon"):

@@ -13,7 +13,8 @@ Invariants:
   module.
 - Memory stays bounded: at most ``MAX_ENGINES`` memory dirs are kept (least recently used
   evicted), and after ``idle`` seconds without a request (none in flight: a forwarded
-  ``session-end`` may drain for a while) the daemon exits and removes its socket.
+  ``session-end`` may drain for a while) the daemon exits and removes its socket. It also exits
+  within a second when its socket file is removed or replaced: nobody could reach it again.
 - A request never kills the daemon: any error becomes ``{"ok": false, "error": ...}``.
 """
 
@@ -193,6 +194,13 @@ class _Server(socketserver.ThreadingUnixStreamServer):
         super().__init__(path, _Handler)
 
 
+def _still_ours(sock_path: Path, inode: int) -> bool:
+    try:
+        return sock_path.stat().st_ino == inode
+    except OSError:
+        return False
+
+
 def serve(
     sock_path: Path, *, idle_seconds: float = DEFAULT_IDLE_SECONDS, warm: Sequence[str] = ()
 ) -> int:
@@ -220,6 +228,12 @@ def serve(
                 time.sleep(min(1.0, idle_seconds / 4))
                 since = daemon.idle_since
                 if since is not None and time.monotonic() - since > idle_seconds:
+                    server.shutdown()
+                    return
+                if not _still_ours(sock_path, inode):
+                    # the socket file was removed or replaced (a cleaned-up HOME, a test's
+                    # teardown): nobody can reach this daemon any more, so it must not linger
+                    # for its idle timeout holding its engines (~260 MB)
                     server.shutdown()
                     return
 
