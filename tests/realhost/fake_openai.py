@@ -44,24 +44,57 @@ def _new_id(prefix: str) -> str:
 
 @dataclass(frozen=True)
 class FunctionCall:
-    """One function call the fake model emits. Codex names an MCP tool
-    ``mcp__<server>__<tool>`` in the request's ``tools`` (e.g. ``mcp__memdir__memory_save``)."""
+    """One function call the fake model emits.
+
+    Codex offers each MCP server's tools as one ``{"type": "namespace", "name":
+    "mcp__<server>", "tools": [...]}`` entry in the request's ``tools``, and dispatches a call
+    only when it names the namespace and the bare tool apart (``"namespace": "mcp__memdir",
+    "name": "memory_save"``); a flat ``"mcp__memdir__memory_save"`` is answered "unsupported
+    call". :meth:`mcp` builds the namespaced form."""
 
     name: str
     arguments: dict[str, Any]
     call_id: str = field(default_factory=lambda: _new_id("call"))
+    namespace: str | None = None
+
+    @classmethod
+    def mcp(cls, server: str, tool: str, arguments: dict[str, Any]) -> FunctionCall:
+        return cls(tool, arguments, namespace=f"mcp__{server}")
+
+    def item(self) -> dict[str, Any]:
+        item: dict[str, Any] = {
+            "type": "function_call",
+            "id": _new_id("fc"),
+            "status": "completed",
+            "call_id": self.call_id,
+            "name": self.name,
+            "arguments": json.dumps(self.arguments),
+        }
+        if self.namespace:
+            item["namespace"] = self.namespace
+        return item
 
 
 @dataclass(frozen=True)
 class Reply:
-    """One model turn: optional text, then function calls."""
+    """One model turn: an optional reasoning summary, optional text, then function calls."""
 
     text: str = ""
     calls: tuple[FunctionCall, ...] = ()
+    reasoning: str = ""
 
     def output_items(self) -> list[dict[str, Any]]:
-        """The turn as Responses output items (``message`` first, then ``function_call``s)."""
+        """The turn as Responses output items (``reasoning``, ``message``, ``function_call``s)."""
         items: list[dict[str, Any]] = []
+        if self.reasoning:
+            items.append(
+                {
+                    "type": "reasoning",
+                    "id": _new_id("rs"),
+                    "summary": [{"type": "summary_text", "text": self.reasoning}],
+                    "encrypted_content": None,
+                }
+            )
         if self.text or not self.calls:
             items.append(
                 {
@@ -78,17 +111,7 @@ class Reply:
                     ],
                 }
             )
-        items.extend(
-            {
-                "type": "function_call",
-                "id": _new_id("fc"),
-                "status": "completed",
-                "call_id": c.call_id,
-                "name": c.name,
-                "arguments": json.dumps(c.arguments),
-            }
-            for c in self.calls
-        )
+        items.extend(c.item() for c in self.calls)
         return items
 
 
@@ -143,10 +166,15 @@ class LoggedRequest:
         )
 
     def tool_names(self) -> list[str]:
-        """Names of the offered tools (Responses ``{"type": "function", "name"}``, chat
-        ``{"function": {"name"}}``; built-in tools without a name are listed by ``type``)."""
+        """Names of the offered tools: Responses functions by ``name``, each tool of a
+        ``namespace`` entry as ``<namespace>__<tool>`` (so an MCP tool reads
+        ``mcp__memdir__memory_save``), chat ``{"function": {"name"}}``, and built-in tools
+        without a name (``web_search``) by ``type``."""
         names: list[str] = []
         for tool in self.body.get("tools") or []:
+            if tool.get("type") == "namespace":
+                names.extend(f"{tool['name']}__{t.get('name')}" for t in tool.get("tools") or [])
+                continue
             fn = tool.get("function") if isinstance(tool.get("function"), dict) else tool
             names.append(str(fn.get("name") or tool.get("type")))
         return names
@@ -383,7 +411,31 @@ def _response_events(response: dict[str, Any]) -> Iterator[dict[str, Any]]:
     yield {"type": "response.created", "sequence_number": next(seq), "response": head}
     yield {"type": "response.in_progress", "sequence_number": next(seq), "response": head}
     for index, item in enumerate(response["output"]):
-        if item["type"] == "message":
+        if item["type"] == "reasoning":
+            yield {
+                "type": "response.output_item.added",
+                "sequence_number": next(seq),
+                "output_index": index,
+                "item": dict(item, summary=[]),
+            }
+            for n, part in enumerate(item["summary"]):
+                yield {
+                    "type": "response.reasoning_summary_part.added",
+                    "sequence_number": next(seq),
+                    "item_id": item["id"],
+                    "output_index": index,
+                    "summary_index": n,
+                    "part": {"type": "summary_text", "text": ""},
+                }
+                yield {
+                    "type": "response.reasoning_summary_text.delta",
+                    "sequence_number": next(seq),
+                    "item_id": item["id"],
+                    "output_index": index,
+                    "summary_index": n,
+                    "delta": part["text"],
+                }
+        elif item["type"] == "message":
             text = item["content"][0]["text"]
             added = dict(item, status="in_progress", content=[])
             yield {
@@ -465,7 +517,10 @@ def _chat_tool_calls(reply: Reply, *, indexed: bool) -> list[dict[str, Any]]:
             **({"index": i} if indexed else {}),
             "id": c.call_id,
             "type": "function",
-            "function": {"name": c.name, "arguments": json.dumps(c.arguments)},
+            "function": {
+                "name": f"{c.namespace}__{c.name}" if c.namespace else c.name,
+                "arguments": json.dumps(c.arguments),
+            },
         }
         for i, c in enumerate(reply.calls)
     ]
