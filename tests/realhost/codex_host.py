@@ -18,9 +18,13 @@ The CLI is the pinned npm package that ``scripts/install-test-deps.sh`` installs
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import queue
+import re
 import subprocess
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +60,41 @@ def find_cli() -> Path | None:
 def toml_str(value: str) -> str:
     """A TOML basic string (JSON's escapes are a subset TOML accepts)."""
     return json.dumps(value)
+
+
+def hook_event_label(event: str) -> str:
+    """``SessionStart`` -> ``session_start``: the event's spelling in hook keys and hashes."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", event).lower()
+
+
+def hook_trust_hash(
+    event: str,
+    command: str,
+    *,
+    timeout: int,
+    matcher: str | None = None,
+    is_async: bool = False,
+    status_message: str | None = None,
+) -> str:
+    """The ``trusted_hash`` Codex 0.171 expects for one command hook (``currentHash`` in
+    ``hooks/list``): sha256 of the compact, key-sorted JSON of the normalised identity
+    ``{"event_name", "matcher"?, "hooks": [{"type", "command", "timeout", "async",
+    "statusMessage"?}]}`` (absent fields omitted; ``timeout`` is the effective one: the
+    configured value, else 600 s, SessionEnd 1 s). ``codex-rs/hooks/src/engine/discovery.rs``
+    (``command_hook_hash``) and ``codex-rs/config/src/fingerprint.rs`` (``version_for_toml``)."""
+    hook: dict[str, Any] = {
+        "type": "command",
+        "command": command,
+        "timeout": timeout,
+        "async": is_async,
+    }
+    if status_message is not None:
+        hook["statusMessage"] = status_message
+    identity: dict[str, Any] = {"event_name": hook_event_label(event), "hooks": [hook]}
+    if matcher is not None:
+        identity["matcher"] = matcher
+    canonical = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
 
 
 def base_config(api: FakeOpenAI) -> str:
@@ -137,6 +176,10 @@ class CodexHost:
         env.update(self.extra_env)
         return env
 
+    def add_top_level(self, toml: str) -> None:
+        """Root keys (``model_auto_compact_token_limit = 2000``): they must precede the tables."""
+        self.config_path.write_text(toml.strip() + "\n" + self.config_path.read_text())
+
     def add_config(self, toml: str) -> None:
         """Append TOML (tables, or keys after a table header) to the user ``config.toml``."""
         with self.config_path.open("a") as f:
@@ -149,14 +192,20 @@ class CodexHost:
         args: list[str] | tuple[str, ...] = (),
         env: dict[str, str] | None = None,
         startup_timeout_sec: float = 30,
+        approval: str | None = None,
     ) -> None:
-        """A ``[mcp_servers.<name>]`` stdio server in the user config."""
+        """A ``[mcp_servers.<name>]`` stdio server in the user config. ``approval`` sets
+        ``default_tools_approval_mode``: ``"approve"`` runs every tool unasked; the default
+        (``"auto"``) runs only tools annotated ``readOnlyHint`` in ``exec`` and refuses the rest
+        ("MCP tool call requires approval, but approval policy is never")."""
         lines = [
             f"[mcp_servers.{name}]",
             f"command = {toml_str(command)}",
             f"args = [{', '.join(toml_str(a) for a in args)}]",
             f"startup_timeout_sec = {startup_timeout_sec}",
         ]
+        if approval:
+            lines.append(f"default_tools_approval_mode = {toml_str(approval)}")
         if env:
             lines.append(
                 "env = { "
@@ -178,6 +227,79 @@ class CodexHost:
         path = folder / "hooks.json"
         path.write_text(json.dumps({"hooks": hooks}, indent=2) + "\n")
         return path
+
+    def app_server(self, *calls: tuple[str, dict[str, Any]], timeout: float = 30) -> list[Any]:
+        """Call ``codex app-server`` (JSON-RPC over stdio, one JSON object a line) and return each
+        call's ``result``: the host's own view, e.g. ``("hooks/list", {"cwds": [...]})``."""
+        proc = subprocess.Popen(
+            [str(self.cli), "app-server"],
+            cwd=self.project,
+            env=self.env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        lines: queue.Queue[str] = queue.Queue()
+        out = proc.stdout
+
+        def pump() -> None:
+            for line in out:
+                lines.put(line)
+
+        reader = threading.Thread(target=pump, daemon=True)
+        reader.start()
+
+        def call(id_: int, method: str, params: dict[str, Any]) -> Any:
+            assert proc.stdin is not None
+            proc.stdin.write(json.dumps({"id": id_, "method": method, "params": params}) + "\n")
+            proc.stdin.flush()
+            deadline = time.monotonic() + timeout
+            while (left := deadline - time.monotonic()) > 0:
+                try:
+                    message = json.loads(lines.get(timeout=left))
+                except queue.Empty:
+                    break
+                if message.get("id") == id_ and "method" not in message:
+                    if "error" in message:
+                        raise AssertionError(f"app-server {method}: {message['error']}")
+                    return message["result"]
+            raise AssertionError(f"app-server gave no answer to {method} in {timeout} s")
+
+        try:
+            call(0, "initialize", {"clientInfo": {"name": "memdir-tests", "version": "0"}})
+            proc.stdin.write(json.dumps({"method": "initialized"}) + "\n")
+            return [call(n, method, params) for n, (method, params) in enumerate(calls, 1)]
+        finally:
+            proc.stdin.close()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            reader.join(timeout=5)
+            out.close()
+
+    def hooks_list(self, cwd: Path | None = None) -> list[dict[str, Any]]:
+        """Every hook Codex discovers for ``cwd`` (the project by default), with its ``key``,
+        ``currentHash``, ``trustStatus`` (``untrusted`` / ``trusted`` / ``modified`` /
+        ``managed``), ``enabled``, effective ``timeoutSec`` and ``sourcePath``."""
+        target = str(cwd or self.project)
+        (result,) = self.app_server(("hooks/list", {"cwds": [target]}))
+        return [hook for entry in result["data"] for hook in entry["hooks"]]
+
+    def trust_hooks(self, cwd: Path | None = None) -> list[str]:
+        """Trust every discovered hook as the TUI's ``/hooks`` review does: one
+        ``[hooks.state."<key>"] trusted_hash = "<currentHash>"`` table each in the user
+        ``config.toml``. Returns the keys."""
+        hooks = [h for h in self.hooks_list(cwd) if h["trustStatus"] != "trusted"]
+        for hook in hooks:
+            self.add_config(
+                f"[hooks.state.{toml_str(hook['key'])}]\n"
+                f"trusted_hash = {toml_str(hook['currentHash'])}"
+            )
+        return [h["key"] for h in hooks]
 
     def codex(
         self,
@@ -247,3 +369,8 @@ class CodexHost:
                 f"memdir {' '.join(args)} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
             )
         return proc
+
+    def memory_dir(self) -> Path:
+        """The memory dir memdir resolves for the project (``memdir where``)."""
+        where = json.loads(self.memdir("--json", "where").stdout)
+        return Path(where["paths"]["memory_dir"] if "paths" in where else where["memory_dir"])

@@ -21,7 +21,9 @@ A real HTTP server on a thread (``ThreadingHTTPServer``), the twin of
 
 Every request is logged with its parsed body (:class:`LoggedRequest`), so tests assert on what
 the host sent to the model. Replies are scripted per model request, in order
-(:meth:`FakeOpenAI.script`); an empty queue answers :data:`DEFAULT_REPLY`.
+(:meth:`FakeOpenAI.script`); an empty queue answers :data:`DEFAULT_REPLY`. Codex's compaction
+requests (:attr:`LoggedRequest.is_compaction`) never take a scripted reply: they get
+:attr:`FakeOpenAI.summary`, so a test's script is not eaten by an auto-compaction.
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 DEFAULT_REPLY = "OK."
+DEFAULT_SUMMARY = "SUMMARY: the conversation so far."
+# How Codex 0.171's compaction prompt opens (the last user message of a request with no tools).
+COMPACTION_PROMPT_START = "You are performing a CONTEXT CHECKPOINT COMPACTION."
 
 
 def _new_id(prefix: str) -> str:
@@ -127,6 +132,18 @@ class LoggedRequest:
         """A model request (Responses or Chat Completions), the ones that take scripted replies."""
         return self.method == "POST" and self.path.endswith(("/responses", "/chat/completions"))
 
+    @property
+    def is_compaction(self) -> bool:
+        """Codex's local compaction: a model request offering no tools whose last user message
+        is the summarisation prompt. Answered with :attr:`FakeOpenAI.summary`, never scripted."""
+        users = self.message_texts("user")
+        return (
+            self.is_model
+            and not self.body.get("tools")
+            and bool(users)
+            and users[-1].startswith(COMPACTION_PROMPT_START)
+        )
+
     def items(self) -> list[dict[str, Any]]:
         """The request's conversation: Responses ``input`` items, or chat ``messages``."""
         raw = self.body.get("input", self.body.get("messages"))
@@ -214,6 +231,7 @@ class FakeOpenAI:
         self.requests: list[LoggedRequest] = []
         self.escapes: list[str] = []  # CONNECT targets / absolute URLs a client tried to reach
         self.delay = 0.0  # seconds to wait before answering a model request
+        self.summary = DEFAULT_SUMMARY  # the reply to every compaction request
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -258,9 +276,15 @@ class FakeOpenAI:
             self.requests.clear()
             self.escapes.clear()
 
+    def compaction_requests(self) -> list[LoggedRequest]:
+        with self._lock:
+            return [r for r in self.requests if r.is_compaction]
+
     def _record(self, request: LoggedRequest) -> Reply:
         with self._lock:
             self.requests.append(request)
+            if request.is_compaction:
+                return Reply(text=self.summary)
             if request.is_model and self._queue:
                 return self._queue.pop(0)
         return Reply(text=DEFAULT_REPLY)
