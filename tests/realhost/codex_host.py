@@ -130,6 +130,21 @@ daemon_auto_start = false
 """
 
 
+def wait_for_line(
+    lines: queue.Queue[str], wanted: Any, what: str, timeout: float
+) -> dict[str, Any]:
+    """The first JSON line from ``lines`` for which ``wanted(message)`` holds."""
+    deadline = time.monotonic() + timeout
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            message = json.loads(lines.get(timeout=left))
+        except queue.Empty:
+            break
+        if wanted(message):
+            return dict(message)
+    raise AssertionError(f"app-server sent no {what} in {timeout} s")
+
+
 @dataclass
 class CodexHost:
     """One sandboxed user of the real CLI: home, CODEX_HOME, project dir, env; run sessions."""
@@ -228,9 +243,13 @@ class CodexHost:
         path.write_text(json.dumps({"hooks": hooks}, indent=2) + "\n")
         return path
 
-    def app_server(self, *calls: tuple[str, dict[str, Any]], timeout: float = 30) -> list[Any]:
+    def app_server(
+        self, *calls: tuple[str, dict[str, Any]], until: str | None = None, timeout: float = 30
+    ) -> list[Any]:
         """Call ``codex app-server`` (JSON-RPC over stdio, one JSON object a line) and return each
-        call's ``result``: the host's own view, e.g. ``("hooks/list", {"cwds": [...]})``."""
+        call's ``result``: the host's own view, e.g. ``("hooks/list", {"cwds": [...]})``.
+        ``until`` keeps the connection open until a notification of that method arrives (work
+        a call started, such as ``thread/compact/start`` -> ``turn/completed``)."""
         proc = subprocess.Popen(
             [str(self.cli), "app-server"],
             cwd=self.project,
@@ -255,22 +274,20 @@ class CodexHost:
             assert proc.stdin is not None
             proc.stdin.write(json.dumps({"id": id_, "method": method, "params": params}) + "\n")
             proc.stdin.flush()
-            deadline = time.monotonic() + timeout
-            while (left := deadline - time.monotonic()) > 0:
-                try:
-                    message = json.loads(lines.get(timeout=left))
-                except queue.Empty:
-                    break
-                if message.get("id") == id_ and "method" not in message:
-                    if "error" in message:
-                        raise AssertionError(f"app-server {method}: {message['error']}")
-                    return message["result"]
-            raise AssertionError(f"app-server gave no answer to {method} in {timeout} s")
+            message = wait_for_line(
+                lines, lambda m: m.get("id") == id_ and "method" not in m, method, timeout
+            )
+            if "error" in message:
+                raise AssertionError(f"app-server {method}: {message['error']}")
+            return message["result"]
 
         try:
             call(0, "initialize", {"clientInfo": {"name": "memdir-tests", "version": "0"}})
             proc.stdin.write(json.dumps({"method": "initialized"}) + "\n")
-            return [call(n, method, params) for n, (method, params) in enumerate(calls, 1)]
+            results = [call(n, method, params) for n, (method, params) in enumerate(calls, 1)]
+            if until:
+                wait_for_line(lines, lambda m: m.get("method") == until, until, timeout)
+            return results
         finally:
             proc.stdin.close()
             try:
