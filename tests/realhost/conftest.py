@@ -1,4 +1,5 @@
-"""Fixtures for the real-host suite: the pinned Claude Code CLI against a fake API on loopback.
+"""Fixtures for the real-host suite: the pinned Claude Code and Codex CLIs against fake APIs on
+loopback.
 
 A missing CLI is a failure with the install command in the message, never a silent skip: CI
 installs it (``scripts/install-test-deps.sh``), so its absence means the suite did not run.
@@ -11,6 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.realhost import codex_host
+from tests.realhost.codex_host import CodexHost
+from tests.realhost.fake_openai import FakeOpenAI
 from tests.realhost.fakeapi import FakeAnthropic
 from tests.realhost.host import MISSING_CLI, ClaudeHost, find_cli
 
@@ -43,3 +47,23 @@ def installed(host: ClaudeHost) -> ClaudeHost:
     """A host whose project has memdir installed (hooks and MCP server), the README's way."""
     host.install()
     return host
+
+
+@pytest.fixture(scope="session")
+def codex_cli() -> Path:
+    cli = codex_host.find_cli()
+    if cli is None:
+        pytest.fail(codex_host.MISSING_CLI, pytrace=False)
+    return cli
+
+
+@pytest.fixture
+def fake_openai() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI() as api:
+        yield api
+
+
+@pytest.fixture
+def codex(codex_cli: Path, fake_openai: FakeOpenAI, tmp_path: Path) -> CodexHost:
+    """A sandboxed Codex user whose model is ``fake_openai``; nothing it sends leaves loopback."""
+    return CodexHost(cli=codex_cli, api=fake_openai, root=tmp_path)
