@@ -1,4 +1,5 @@
-"""Fixtures for the real-host suite: the pinned Claude Code CLI against a fake API on loopback.
+"""Fixtures for the real-host suite: the pinned Claude Code and Gemini CLIs against fake APIs on
+loopback.
 
 A missing CLI is a failure with the install command in the message, never a silent skip: CI
 installs it (``scripts/install-test-deps.sh``), so its absence means the suite did not run.
@@ -11,7 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.realhost import gemini_host
+from tests.realhost.fake_gemini import FakeGemini
 from tests.realhost.fakeapi import FakeAnthropic
+from tests.realhost.gemini_host import GeminiHost
 from tests.realhost.host import MISSING_CLI, ClaudeHost, find_cli
 
 
@@ -43,3 +47,27 @@ def installed(host: ClaudeHost) -> ClaudeHost:
     """A host whose project has memdir installed (hooks and MCP server), the README's way."""
     host.install()
     return host
+
+
+@pytest.fixture(scope="session")
+def gemini_cli() -> Path:
+    cli = gemini_host.find_cli()
+    if cli is None:
+        pytest.fail(gemini_host.MISSING_CLI, pytrace=False)
+    return cli
+
+
+@pytest.fixture
+def fake_gemini() -> Iterator[FakeGemini]:
+    with FakeGemini() as api:
+        yield api
+
+
+@pytest.fixture
+def gemini(gemini_cli: Path, fake_gemini: FakeGemini, tmp_path: Path) -> Iterator[GeminiHost]:
+    """A sandboxed user of the real Gemini CLI (``gemini -p``) talking to ``fake_gemini``."""
+    h = GeminiHost(cli=gemini_cli, api=fake_gemini, root=tmp_path)
+    try:
+        yield h
+    finally:
+        h.stop_daemon()
