@@ -1,4 +1,4 @@
-"""The real Gemini CLI in a sandbox: an isolated HOME, a fake Gemini API, and this checkout's memdir.
+"""The real Gemini CLI in a sandbox: an isolated HOME, a fake Gemini API, this checkout's memdir.
 
 ``GeminiHost`` runs ``gemini -p`` (and ``--resume latest``, ``--output-format json|stream-json``)
 as a real process with:
