@@ -11,9 +11,10 @@ accepted for loopback) and any ``GEMINI_API_KEY``. A real HTTP server on a threa
 - ``GET /v1beta/models``: a short model list; anything else an empty JSON object.
 
 Every request is logged with its parsed body (``api.requests``). Replies are scripted per *agent
-turn*: only a "main" request (the agent loop: streamed, offering ``functionDeclarations``) takes
-a reply from the queue, so the CLI's side requests (model routing, next-speaker and loop checks,
-compression, JSON-mode utilities) never eat a scripted function call. A side request that asks
+turn*: only a "main" request takes a reply from the queue. In Gemini CLI 0.61 only the agent loop
+(``GeminiChat``: the main agent and subagents) streams; every side request (model routing, the
+next-speaker and loop checks, compression, JSON-mode utilities) is a plain ``generateContent``,
+so a side request never eats a scripted function call. A side request that asks
 for JSON (``generationConfig.responseMimeType == "application/json"``) gets the smallest value its
 schema accepts (first enum value, required properties only); any other, and an empty queue, get
 the default text reply.
@@ -88,8 +89,8 @@ class LoggedRequest:
 
     @property
     def is_main(self) -> bool:
-        """The agent loop's request: streamed and offering tools; side requests offer none."""
-        return self.action == "streamGenerateContent" and bool(self.function_names())
+        """The agent loop's request: the only kind the CLI streams (it may offer no tools)."""
+        return self.action == "streamGenerateContent"
 
     def function_names(self) -> list[str]:
         """Every ``functionDeclarations[].name`` the request offers the model."""

@@ -17,7 +17,7 @@ CONTEXT_HOOK = """\
 import json, sys
 event = json.load(sys.stdin)["hook_event_name"]
 print(json.dumps({"hookSpecificOutput": {"hookEventName": event,
-                                          "additionalContext": f"ctx-from-{event}"}}))
+                                          "additionalContext": f"ctx-from-{event} <b>"}}))
 """
 
 
@@ -53,9 +53,11 @@ def test_session_start_and_before_agent_context_reach_the_model(gemini: GeminiHo
     gemini.prompt("hello (marker-gamma)")
     (main,) = gemini.api.main_requests()
     texts = main.user_texts()
-    # SessionStart's context is prepended to the prompt; BeforeAgent's is a part after it.
-    assert "<hook_context>ctx-from-SessionStart</hook_context>\n\nhello (marker-gamma)" in texts
-    assert texts[-1] == "<hook_context>ctx-from-BeforeAgent</hook_context>"
+    # SessionStart's context is prepended to the prompt, BeforeAgent's is a part after it; the
+    # CLI escapes '<' and '>' inside additionalContext.
+    start = "<hook_context>ctx-from-SessionStart &lt;b&gt;</hook_context>\n\nhello (marker-gamma)"
+    assert start in texts
+    assert texts[-1] == "<hook_context>ctx-from-BeforeAgent &lt;b&gt;</hook_context>"
     assert "ctx-from" not in main.system_text()
 
 
