@@ -391,3 +391,7 @@ class CodexHost:
         """The memory dir memdir resolves for the project (``memdir where``)."""
         where = json.loads(self.memdir("--json", "where").stdout)
         return Path(where["paths"]["memory_dir"] if "paths" in where else where["memory_dir"])
+
+    def stop_daemon(self) -> None:
+        """Stop the recall daemon a memdir hook may have started under this HOME (teardown)."""
+        self.memdir("hook", "daemon", "stop", check=False)

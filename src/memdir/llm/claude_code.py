@@ -310,4 +310,6 @@ def _kill_group(proc: asyncio.subprocess.Process) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
-__all__ = ["DEFAULT_TIMEOUT", "ClaudeCodeProvider", "find_cli"]
+HostCliProvider = ClaudeCodeProvider  # the name memdir.adapters.hooks.hostmodel looks up
+
+__all__ = ["DEFAULT_TIMEOUT", "ClaudeCodeProvider", "HostCliProvider", "find_cli"]

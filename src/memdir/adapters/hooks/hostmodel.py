@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memdir.config import CHILD_ENV_FLAG
 
@@ -28,6 +28,12 @@ if TYPE_CHECKING:
     from memdir.llm.ledger import CostLedger
 
 HOST_SPEC_PREFIX = "claude-code:"
+# A host CLI run headless as memdir's background model: spec prefix -> module holding
+# ``HostCliProvider`` (a class taking ``(model, *, env, ledger, cwd, purpose, session)``) and
+# ``find_cli(env) -> str | None``. A host's dialect names its prefix (``model_provider``).
+HOST_PROVIDERS = {
+    "claude-code": "memdir.llm.claude_code",
+}
 
 
 def is_child(env: Mapping[str, str]) -> bool:
@@ -69,20 +75,30 @@ def background_provider(
     spec = background_spec(settings, provider)
     if spec is None:
         return None
-    if spec.startswith(HOST_SPEC_PREFIX):
-        from memdir.llm.claude_code import ClaudeCodeProvider
-
-        return ClaudeCodeProvider(
-            spec.removeprefix(HOST_SPEC_PREFIX),
-            env=env,
-            ledger=host_ledger(settings),
-            cwd=cwd,
-            purpose=purpose,
-            session=session,
+    host = host_cli_module(spec)
+    if host is not None:
+        model = spec.split(":", 1)[1]
+        made: Provider = host.HostCliProvider(
+            model, env=env, ledger=host_ledger(settings), cwd=cwd, purpose=purpose, session=session
         )
+        return made
     from memdir.llm.factory import provider_from_spec
 
     return provider_from_spec(spec, env)
+
+
+def host_cli_module(spec: str) -> Any:
+    """The module of the host CLI provider ``spec`` names, or None for any other spec."""
+    import importlib
+
+    module = HOST_PROVIDERS.get(spec.split(":", 1)[0])
+    return importlib.import_module(module) if module is not None else None
+
+
+def host_cli_present(spec: str, env: Mapping[str, str]) -> bool:
+    """False when ``spec`` names a host CLI that is not installed here (no worker to start)."""
+    host = host_cli_module(spec)
+    return host is None or host.find_cli(env) is not None
 
 
 def describe(

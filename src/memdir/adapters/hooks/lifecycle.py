@@ -52,16 +52,12 @@ def stop(inp: HookInput, hc: HookContext) -> str:
 
 def model_for_background(hc: HookContext) -> bool:
     """A model worker is worth spawning: a model is configured (a host CLI that is present)."""
-    from memdir.adapters.hooks.hostmodel import HOST_SPEC_PREFIX, background_spec
+    from memdir.adapters.hooks.hostmodel import background_spec, host_cli_present
 
     spec = background_spec(hc.settings, hc.dialect.model_provider)
     if not spec or hc.extract_mode == "off" or not hc.worker_command:
         return False
-    if spec.startswith(HOST_SPEC_PREFIX):
-        from memdir.llm.claude_code import find_cli
-
-        return find_cli(hc.env) is not None
-    return True
+    return host_cli_present(spec, hc.env)
 
 
 def pre_compact(inp: HookInput, hc: HookContext) -> str:
