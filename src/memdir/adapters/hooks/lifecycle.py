@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 from memdir.adapters.hooks.handlers import HookContext, log_event
 from memdir.adapters.hooks.hookio import HookInput
-from memdir.adapters.hooks.unended import track
 from memdir.adapters.hooks.workers import spawn_worker
 from memdir.adapters.hooks.workers import transcript_of as _transcript
 
@@ -28,9 +27,6 @@ def stop(inp: HookInput, hc: HookContext) -> str:
     from memdir.adapters.hooks.extraction import extraction_running
 
     started = time.perf_counter()
-    if "session-end" not in hc.dialect.events and not inp.agent_id:
-        with hc.sessions.update(inp.session_id) as state:
-            track(state, inp, hc)
     mode = hc.extraction
     if mode is None or inp.agent_id:
         log_event(hc, inp, started, skipped="extraction off" if mode is None else "sub-agent")

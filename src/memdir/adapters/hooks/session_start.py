@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 
 from memdir.adapters.hooks.handlers import log_event, start_daemon
 from memdir.adapters.hooks.hookio import clip
-from memdir.adapters.hooks.unended import finish_unended, track
 
 if TYPE_CHECKING:
     from memdir.adapters.hooks.handlers import HookContext
@@ -104,9 +103,7 @@ def session_start(inp: HookInput, hc: HookContext) -> str:
             state.surfaced, state.used_bytes = [], 0  # a fresh context
         elif inp.source == "compact":
             state.used_bytes = 0
-        track(state, inp, hc)
     hc.sessions.prune()
-    finished = finish_unended(hc, inp.session_id)
     # (identity, text) per block: a block is claimed by what it says, not by how it was cut
     parts: list[tuple[str, str]] = []
     if not hc.settings.claude_mode:  # in --claude mode the host injects its own MEMORY.md
@@ -132,9 +129,9 @@ def session_start(inp: HookInput, hc: HookContext) -> str:
     kept, skipped = _claim_start(hc, inp, parts) if parts else ([], None)
     text = clip("\n\n".join(kept), SESSION_START_CHARS)
     if skipped is not None or not text:
-        log_event(hc, inp, started, source=inp.source, skipped=skipped, finished=finished)
+        log_event(hc, inp, started, source=inp.source, skipped=skipped)
         return ""
-    log_event(hc, inp, started, source=inp.source, chars=len(text), text=text, finished=finished)
+    log_event(hc, inp, started, source=inp.source, chars=len(text), text=text)
     return hc.dialect.render(inp.event, text, None)
 
 

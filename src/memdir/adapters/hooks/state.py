@@ -87,11 +87,6 @@ class SessionState:
     # prompt delivers them, unless surfaced by then
     settled: list[Injected] = field(default_factory=list)
     settled_at: float = 0.0
-    # hosts with no session-end event (Codex): whose session it is, its transcript, and
-    # whether its end already ran (at a later session's start)
-    host: str = ""
-    transcript: str = ""
-    ended: bool = False
 
     @property
     def exhausted(self) -> bool:
@@ -165,9 +160,6 @@ class SessionState:
             updated=float(raw.get("updated", 0.0)),
             settled=_settled(raw.get("settled")),
             settled_at=float(raw.get("settled_at", 0.0)),
-            host=str(raw.get("host", "")),
-            transcript=str(raw.get("transcript", "")),
-            ended=bool(raw.get("ended", False)),
         )
 
 
@@ -215,25 +207,6 @@ class SessionStore:
                 state.updated = time.time()
                 text = json.dumps(state.to_json(), ensure_ascii=False)
                 atomic_write(self.path(session_id), text)
-
-    def unended(self, host: str, quiet_since: float) -> list[str]:
-        """Sessions of ``host`` not yet ended and untouched since ``quiet_since``, oldest
-        first (what a host with no session-end event leaves behind)."""
-        found: list[tuple[float, str]] = []
-        try:
-            entries = list(os.scandir(self.root))
-        except OSError:
-            return []
-        for entry in entries:
-            if not entry.name.endswith(".json"):
-                continue
-            with contextlib.suppress(OSError):
-                if entry.stat().st_mtime >= quiet_since:
-                    continue
-            state = self.load(entry.name[:-5])
-            if state.host == host and not state.ended and state.updated < quiet_since:
-                found.append((state.updated, state.session_id))
-        return [session for _, session in sorted(found)]
 
     def prune(self, *, max_age_days: float = STATE_MAX_AGE_DAYS, now: float | None = None) -> int:
         """Delete state (and lock) files of sessions idle for ``max_age_days``; how many."""
