@@ -312,4 +312,9 @@ def _install_problems(ctx: CliContext) -> list[dict[str, str]]:
         record = InstallRecord(ctx.settings.memdir_home).load()
     except InstallError as exc:
         return [*problems, {"kind": "install-record", "path": "installs.json", "detail": str(exc)}]
+    hosts = {str(a.get("host")) for a in record.values() if isinstance(a, dict) and a.get("host")}
+    from memdir.adapters.hosts import installable, names
+
+    for host in sorted(hosts & set(names())):
+        problems += installable(host).problems(loc)
     return [*problems, *installed_problems(record, ctx.env)]

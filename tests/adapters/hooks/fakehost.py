@@ -64,6 +64,7 @@ class FakeHost:
     root: Path
     env: dict[str, str] = field(default_factory=dict)
     argv: list[str] = field(default_factory=lambda: [sys.executable, "-m", "memdir"])
+    host: str = "claude-code"  # whose hook JSON this fake speaks (``memdir hook --host``)
 
     def __post_init__(self) -> None:
         self.home = self.root / "home"
@@ -87,8 +88,9 @@ class FakeHost:
     def run(self, event: str, payload: dict[str, Any] | bytes | str, **kw: Any) -> HookRun:
         data = payload if isinstance(payload, bytes | str) else json.dumps(payload)
         raw = data.encode() if isinstance(data, str) else data
+        host = [] if self.host == "claude-code" else ["--host", self.host]
         proc = subprocess.run(
-            [*self.argv, "hook", event],
+            [*self.argv, "hook", *host, event],
             input=raw,
             capture_output=True,
             cwd=self.project,

@@ -113,6 +113,14 @@ class Installable(Protocol):
         """What the user must still do after an install (a trust step), in plain words."""
         ...
 
+    def server_extra(self) -> dict[str, Any]:
+        """Host-specific keys of memdir's MCP server entry ({} for none)."""
+        ...
+
+    def problems(self, loc: Locations) -> list[dict[str, str]]:
+        """``memdir doctor`` findings about this host's install (hooks not trusted yet)."""
+        ...
+
 
 class Dialect(Installable, Protocol):
     """One host's way of saying memdir's lifecycle."""
@@ -141,9 +149,9 @@ class Dialect(Installable, Protocol):
         wait for a daemon that is still loading instead of answering empty."""
         ...
 
-    def read_entries(self, path: Path) -> list[Entry] | None:
-        """The host transcript as memdir's entries (the Claude Code JSONL shape), or None when
-        the file already is in that shape and is read as it is."""
+    def read_entries(self, path: Path, *, tail_bytes: int | None = None) -> list[Entry] | None:
+        """The host transcript (its newest ``tail_bytes`` when given) as memdir's entries (the
+        Claude Code JSONL shape), or None when the file already is in that shape."""
         ...
 
 

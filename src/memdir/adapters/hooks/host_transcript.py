@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from memdir.prompt_context import RecallContext
 
 MAX_CONTEXT_ENTRIES = 40  # the recall context reads a few turns back, no more
+TAIL_BYTES = 256 * 1024  # of a host transcript, for that (its lines carry more than memdir's)
 
 
 def readable(dialect: Dialect, transcript: Path, cache_dir: Path) -> Path:
@@ -45,7 +46,7 @@ def recall_context(dialect: Dialect, transcript: Path | None) -> RecallContext:
 
     if transcript is None:
         return from_transcript(None)
-    entries = dialect.read_entries(transcript)
+    entries = dialect.read_entries(transcript, tail_bytes=TAIL_BYTES)
     if entries is None:
         return from_transcript(transcript)
     return from_entries(entries[-MAX_CONTEXT_ENTRIES:])

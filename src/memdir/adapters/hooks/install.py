@@ -71,8 +71,8 @@ def memdir_command(env: Mapping[str, str]) -> list[str]:
     return [str(script)]
 
 
-def server_entry(command: Sequence[str]) -> dict[str, Any]:
-    return {"command": command[0], "args": [*command[1:], "mcp"]}
+def server_entry(command: Sequence[str], extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    return {"command": command[0], "args": [*command[1:], "mcp"], **(extra or {})}
 
 
 def _read(path: Path) -> str | None:
@@ -134,7 +134,13 @@ def plan_install(
         before = _read(path)
         previous = record.get(str(path), {})
         if target.kind == "mcp-toml":
-            text = toml_block.add(before, target.key, SERVER_NAME, server_entry(command), str(path))
+            text = toml_block.add(
+                before,
+                target.key,
+                SERVER_NAME,
+                server_entry(command, host.server_extra()),
+                str(path),
+            )
             added: dict[str, Any] = {"server": [*target.key, SERVER_NAME], "toml": True}
         else:
             text, added = _plan_json(host, target, before, command, previous, hook_prefix)
@@ -164,7 +170,9 @@ def _plan_json(
         after, created = sm.add_hooks(sm.remove_hooks(current, stale), specs)
         added: dict[str, Any] = {"hooks": sorted(new)}
     else:
-        after, created = sm.set_server(current, target.key, SERVER_NAME, server_entry(command))
+        after, created = sm.set_server(
+            current, target.key, SERVER_NAME, server_entry(command, host.server_extra())
+        )
         added = {"server": [*target.key, SERVER_NAME]}
     added["created"] = sorted(set(created) | set(previous.get("created", [])))
     text = before if after == current and before is not None else sm.dump(after, like=before)

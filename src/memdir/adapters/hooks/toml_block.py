@@ -90,7 +90,14 @@ def add(
     if without and not without.endswith("\n"):
         without += "\n"
     after = without + ("\n" if without.strip() else "") + render(table, name, entry)
-    parsed = _load(after, where)
+    try:
+        parsed = tomllib.loads(after)
+    except (tomllib.TOMLDecodeError, RecursionError) as exc:
+        raise InstallError(
+            f"{where}: memdir's [{'.'.join([*table, name])}] table does not fit into this file "
+            f"({exc}; an inline `{table[0]} = {{...}}`?); nothing was written — add the table "
+            "by hand or make that an ordinary table"
+        ) from None
     if _lookup(parsed, [*table, name]) != dict(entry):
         raise InstallError(f"{where}: memdir's block did not read back as written")
     return after

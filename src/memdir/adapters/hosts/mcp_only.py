@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memdir.adapters.hooks.dialect import HookSpec, Installable, Target
 
@@ -32,6 +32,12 @@ class _McpHost:
         return []
 
     def install_notes(self, scope: str, loc: Locations) -> list[str]:
+        return []
+
+    def server_extra(self) -> dict[str, Any]:
+        return {}
+
+    def problems(self, loc: Locations) -> list[dict[str, str]]:
         return []
 
 

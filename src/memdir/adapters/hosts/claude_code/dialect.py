@@ -108,7 +108,7 @@ class ClaudeCode:
     def unattended(self, env: Mapping[str, str]) -> bool:
         return env.get("CLAUDE_CODE_SESSION_ATTENDED", "").strip() == "0"  # -p and the SDK
 
-    def read_entries(self, path: Path) -> list[Entry] | None:
+    def read_entries(self, path: Path, *, tail_bytes: int | None = None) -> list[Entry] | None:
         return None  # memdir's transcript shape is Claude Code's
 
     def install_targets(self, scope: str, loc: Locations) -> list[Target]:
@@ -136,6 +136,12 @@ class ClaudeCode:
             )
             for word, host_name in EVENTS.items()
         ]
+
+    def server_extra(self) -> dict[str, Any]:
+        return {}
+
+    def problems(self, loc: Locations) -> list[dict[str, str]]:
+        return []  # memdir doctor's plugin checks (.duplicates) run for every user
 
     def install_notes(self, scope: str, loc: Locations) -> list[str]:
         if scope == "project":
