@@ -311,6 +311,11 @@ class CodexHost:
         ``[hooks.state."<key>"] trusted_hash = "<currentHash>"`` table each in the user
         ``config.toml``. Returns the keys."""
         hooks = [h for h in self.hooks_list(cwd) if h["trustStatus"] != "trusted"]
+        text = self.config_path.read_text()
+        for hook in hooks:  # a modified hook: its old table goes (TOML has no duplicate keys)
+            head = f"[hooks.state.{toml_str(hook['key'])}]\n"
+            text = re.sub(re.escape(head) + r'trusted_hash = "[^"]*"\n?', "", text)
+        self.config_path.write_text(text)
         for hook in hooks:
             self.add_config(
                 f"[hooks.state.{toml_str(hook['key'])}]\n"
