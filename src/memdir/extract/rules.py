@@ -39,6 +39,11 @@ class Candidate:
     why: str | None
     rule: str  # which rule fired, for debugging and tests
     source: str  # the sentence as written
+    # The reference's form (memdir.extract.form) fills what a rule leaves out: the name from the
+    # statement, How to apply from its trigger or object, the evidence from the source.
+    name: str | None = None  # the rule as a title, in general words
+    how: str | None = None  # **How to apply:** — when, where, which command
+    evidence: str | None = None  # this session's evidence, one line for the body's **Why:**
 
 
 _F = re.IGNORECASE

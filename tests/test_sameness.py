@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from memdir.consolidate.similarity import Comparer, make_doc
+from memdir.sameness import Comparer, make_doc
 
 FILLER = [
     make_doc(f"f{i}.md", "", "project", f"Unrelated topic {w} about {w}s and widgets")
