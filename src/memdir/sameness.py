@@ -56,7 +56,7 @@ _STOP_WORDS = """a an the and or but to of in on at for with by from as is are w
     user users s
     please always should would could will can do does did have has had so if then than there
     here what which who when where why how about into over under also just only very more most
-    not never no don't doesn't isn't without use uses used using"""
+    not never no don't doesn't isn't without use uses used using each every all any"""
 _STOP = frozenset(_STOP_WORDS.split())
 
 Verdict = Literal["exact", "near", "contradiction", "different"]

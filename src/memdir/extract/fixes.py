@@ -24,23 +24,7 @@ from memdir.model import MemoryType
 _RUNNERS = (("uv", "run"), ("poetry", "run"), ("pipenv", "run"), ("pnpm", "exec"), ("pdm", "run"))
 _SINGLE_RUNNERS = frozenset({"npx", "bunx", "sudo", "uvx", "pipx"})
 _SUBCOMMANDS = frozenset(
-    [
-        "git",
-        "npm",
-        "pnpm",
-        "yarn",
-        "cargo",
-        "go",
-        "docker",
-        "mix",
-        "kubectl",
-        "make",
-        "bundle",
-        "gh",
-        "dotnet",
-        "bun",
-        "deno",
-    ]
+    ["git", "npm", "pnpm", "yarn", "cargo", "go", "docker", "mix", "kubectl", "make", "bundle", "gh", "dotnet", "bun", "deno", "uv", "pip", "pip3", "apt", "apt-get", "brew", "poetry", "conda", "terraform", "helm", "systemctl", "rails", "ruff", "pre-commit"]
 )
 _FORMATTER = re.compile(
     r"\b(?:black|ruff\s+format|ruff\s+check\s+--fix|isort|prettier|gofmt|cargo\s+fmt|rustfmt|"
@@ -80,7 +64,7 @@ KINDS = (
             r"command not found|not found in PATH|is not installed|not recognized as an internal",
             re.I,
         ),
-        "command not found",
+        "missing from the PATH",
     ),
     Kind(
         "missing-module",
@@ -113,8 +97,11 @@ def _words(command: str) -> list[str]:
         words = shlex.split(last)
     except ValueError:
         words = last.split()
-    words = [w for w in words if not re.match(r"^\d?>|^<|^\w+=", w)]
-    return [w for w in words if not re.match(r"^&?>\S*$", w)]
+    words = [w for w in words if not re.match(r"^\d?>|^<|^\w+=|^&?>\S*$", w)]
+    if words[:1] == ["git"]:  # git's own options before the subcommand: -C <dir>, -c <k=v>
+        while len(words) > 2 and words[1] in ("-C", "-c"):
+            del words[1:3]
+    return words
 
 
 def _is_filter(step: str) -> bool:
@@ -122,21 +109,24 @@ def _is_filter(step: str) -> bool:
     return head in ("tail", "head", "grep", "cat", "tee", "less", "sort", "wc")
 
 
-def shape(command: str) -> str:
-    """The command in general words: runner, program, subcommand and flags only."""
-    words = _words(command)
-    out: list[str] = []
+def _runners(words: list[str]) -> int:
+    """How many of ``words`` are runners in front of the program ("uv run", "npx", "sudo")."""
     i = 0
-    while i < len(words):  # runners in front: "uv run", "npx", "sudo"
-        pair = tuple(words[i : i + 2])
-        if pair in _RUNNERS:
-            out += list(pair)
+    while i < len(words):
+        if tuple(words[i : i + 2]) in _RUNNERS:
             i += 2
         elif words[i] in _SINGLE_RUNNERS:
-            out.append(words[i])
             i += 1
         else:
             break
+    return i
+
+
+def shape(command: str) -> str:
+    """The command in general words: runner, program, subcommand and flags only."""
+    words = _words(command)
+    i = _runners(words)
+    out = words[:i]
     if i >= len(words):
         return " ".join(out)
     program = words[i]
@@ -158,21 +148,22 @@ def shape(command: str) -> str:
     return " ".join(out + list(dict.fromkeys(flags))[:3])
 
 
-_NOT_PROGRAM = frozenset({"uv", "run", "npx", "poetry", "sudo", "uvx", "exec", "-m", "pipx"})
-
-
 def program(command: str) -> str:
     """What a command runs, runners and interpreters aside (``uv run pytest x`` → ``pytest``,
     ``python tool.py`` → ``tool.py``): the failing and the working command must run the same
     program to prove a fix."""
-    words = [w for w in _words(command) if w not in _NOT_PROGRAM]
-    words = [w for w in words if not re.match(r"^(?:\S*/)?python3?(?:\.\d+)?$", w)]
+    words = _words(command)
+    words = words[_runners(words) :]
+    if words and re.match(r"^(?:\S*/)?python3?(?:\.\d+)?$", words[0]):
+        words = words[2:] if words[1:2] == ["-m"] else words[1:]
     if not words:
         return ""
     first = words[0].rsplit("/", 1)[-1]
     if first in _SUBCOMMANDS:
-        second = next((x for x in words[1:] if not x.startswith("-")), "")
-        return f"{first} {second}".strip()
+        rest = [x for x in words[1:] if not x.startswith("-")]
+        if rest[:1] == ["run"] and first in ("npm", "pnpm", "yarn", "bun"):
+            return " ".join([first, *rest[:2]])  # the script is the program
+        return " ".join([first, *rest[:1]])
     return first
 
 
@@ -249,8 +240,8 @@ def _specific(kind: Kind, proof: Proof, f: str, w: str) -> _Made | None:
     if kind.id == "upstream" and re.search(r"--set-upstream|(?:^|\s)-u\b", proof.working):
         return (
             "Push a new branch with --set-upstream the first time",
-            "When a branch has never been pushed, plain `git push` fails for lack of an "
-            "upstream; its first push needs `git push --set-upstream origin <branch>`",
+            "The first push of a new branch needs `git push --set-upstream origin <branch>`; "
+            "plain `git push` fails while the branch has no upstream",
             "a new branch has no upstream, so git does not know where to push it",
             "On the first push of every new branch run `git push --set-upstream origin "
             "<branch>` (`-u` for short); once the upstream is set, plain `git push` works.",
@@ -260,8 +251,8 @@ def _specific(kind: Kind, proof: Proof, f: str, w: str) -> _Made | None:
         if fmt:
             return (
                 f"Run {fmt} before committing: the pre-commit hook rejects unformatted code",
-                f"Commits here run a pre-commit formatter hook{named} that rewrites unformatted "
-                f"files and fails the commit; run `{fmt}` and stage its changes before committing",
+                f"Commits here run a formatter hook{named} that fails on unformatted files; run "
+                f"`{fmt}` and stage its changes before committing",
                 "the hook reformats files and fails the commit, so the commit has to be redone",
                 f"Before every `git commit`, run `{fmt}` on the changed files and `git add` them; "
                 "if the hook still rewrites something, stage it and commit again.",

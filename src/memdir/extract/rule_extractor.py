@@ -143,7 +143,7 @@ class RuleExtractor:
         name = form.name_of(candidate)
         statement = _one_line(candidate.statement)
         body = form.body_of(candidate, today)
-        doc = _doc("", candidate.type.value, name, statement, body)
+        doc = _doc("", candidate.type.value, name, statement)
         match = closest(doc, [k.doc for k in known.values()])
         if match is not None:
             entry = known[match.b]
@@ -212,14 +212,15 @@ class RuleExtractor:
 
 def _known(rel: str, memory: Memory) -> _Known:
     text = f"{memory.name}\n{memory.description}\n{memory.body}\n{rel.replace('_', ' ')}"
-    doc = _doc(rel, memory.type, memory.name, memory.description, memory.body)
+    doc = _doc(rel, memory.type, memory.name, memory.description)
     return _Known(rel, memory, doc, tokens(text))
 
 
-def _doc(rel: str, type_: str | None, name: str, description: str, body: str) -> Doc:
+def _doc(rel: str, type_: str | None, name: str, description: str) -> Doc:
+    """A memory as "the same memory" compares it here: its name and its one-line description,
+    the rule itself (a body's explanations and evidence would decide on incidental words)."""
     scope = "team" if rel.startswith("team/") else "private"
-    text = form.without_evidence(f"{description}\n{body}")
-    return make_doc(rel, scope, type_, f"{name}\n{text}", name=name)
+    return make_doc(rel, scope, type_, f"{name}\n{description}", name=name)
 
 
 def _one_line(text: str, limit: int = 150) -> str:
