@@ -24,7 +24,37 @@ from memdir.model import MemoryType
 _RUNNERS = (("uv", "run"), ("poetry", "run"), ("pipenv", "run"), ("pnpm", "exec"), ("pdm", "run"))
 _SINGLE_RUNNERS = frozenset({"npx", "bunx", "sudo", "uvx", "pipx"})
 _SUBCOMMANDS = frozenset(
-    ["git", "npm", "pnpm", "yarn", "cargo", "go", "docker", "mix", "kubectl", "make", "bundle", "gh", "dotnet", "bun", "deno", "uv", "pip", "pip3", "apt", "apt-get", "brew", "poetry", "conda", "terraform", "helm", "systemctl", "rails", "ruff", "pre-commit"]
+    [
+        "git",
+        "npm",
+        "pnpm",
+        "yarn",
+        "cargo",
+        "go",
+        "docker",
+        "mix",
+        "kubectl",
+        "make",
+        "bundle",
+        "gh",
+        "dotnet",
+        "bun",
+        "deno",
+        "uv",
+        "pip",
+        "pip3",
+        "apt",
+        "apt-get",
+        "brew",
+        "poetry",
+        "conda",
+        "terraform",
+        "helm",
+        "systemctl",
+        "rails",
+        "ruff",
+        "pre-commit",
+    ]
 )
 _FORMATTER = re.compile(
     r"\b(?:black|ruff\s+format|ruff\s+check\s+--fix|isort|prettier|gofmt|cargo\s+fmt|rustfmt|"
