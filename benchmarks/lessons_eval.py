@@ -38,6 +38,7 @@ from types import ModuleType
 from typing import Any
 
 from benchmarks.real_session_export import parse_export
+
 from memdir.consolidate.plan import plan_offline
 from memdir.extract.base import Turn
 from memdir.extract.rule_extractor import RuleExtractor
@@ -145,7 +146,7 @@ def run(source: Path) -> dict[str, Any]:
                     "description": description,
                     "specific": flagged,
                     "judgment": verdict,
-                }  # fmt: skip
+                }
             )
         duplicates = len(plan_offline(week, today=NOON.date()).duplicates)
     return {"rows": rows, "memories": memories, "dream_duplicates": duplicates}

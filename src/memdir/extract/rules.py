@@ -148,7 +148,8 @@ _VAGUE = re.compile(
     r"^(?:do |touch |change |say |use )?(?:that|this|it|so|them|those)\b.{0,20}$", _F
 )
 _IDLE = re.compile(
-    r"^(?:that|this|it|which|so|because|if|the same|mind|worry|bother|know|understand|think|see|get it|care|have|need|want|remember|recall|"
+    r"^(?:that|this|it|which|so|because|if|the same|"
+    r"mind|worry|bother|know|understand|think|see|get it|care|have|need|want|remember|recall|"
     r"matter|sure|apologi[sz]e|be sorry)\b",
     _F,
 )
