@@ -43,6 +43,7 @@ from memdir.consolidate.plan import plan_offline
 from memdir.extract.base import Turn
 from memdir.extract.rule_extractor import RuleExtractor
 from memdir.extract.transcript import turns_from_entries
+from memdir.llm.base import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from memdir.store import MemoryStore
 
 HERE = Path(__file__).resolve().parent
@@ -152,6 +153,60 @@ def run(source: Path) -> dict[str, Any]:
     return {"rows": rows, "memories": memories, "dream_duplicates": duplicates}
 
 
+def _shell(tid: str, command: str, output: str, error: bool = False) -> list[Message]:
+    return [
+        Message("assistant", [ToolUseBlock(tid, "Bash", {"command": command})]),
+        Message("user", [ToolResultBlock(tid, output, error)]),
+    ]
+
+
+def issue_shapes() -> dict[str, Any]:
+    """The shapes issue #30 saw on five sessions nobody tuned on, rebuilt (synthetic): four
+    sessions whose new branch needed ``--set-upstream`` on its first push, one whose formatter
+    hook rejected the commit until the formatter ran. Same order, one memory dir."""
+    sessions = []
+    for i, branch in enumerate(["feat/export", "fix-timeouts", "docs/install", "chore/ci"]):
+        fail = f"fatal: The current branch {branch} has no upstream branch."
+        sessions.append(
+            [
+                Message("user", [TextBlock("commit and push this")]),
+                *_shell(f"a{i}", f'git commit -m "work on {branch}"', f"[{branch} 1a2b3c{i}] x"),
+                *_shell(f"b{i}", "git push 2>&1", fail, True),
+                *_shell(f"c{i}", f"git push --set-upstream origin {branch} 2>&1", "set up"),
+            ]
+        )
+    hook = "black....Failed\n- hook id: black\n- files were modified by this hook"
+    sessions.append(
+        [
+            Message("user", [TextBlock("commit it")]),
+            *_shell("d1", 'git commit -m "tidy the parser"', hook, True),
+            *_shell("d2", "black src && git add -u", "reformatted 1 file"),
+            *_shell("d3", 'git commit -m "tidy the parser"', "[main 9f8e7d6] tidy"),
+        ]
+    )
+    check = _checker()
+    with tempfile.TemporaryDirectory() as tmp:
+        store = MemoryStore(Path(tmp) / "week")
+        specifics: set[str] = set()
+        for day, messages in enumerate(sessions):
+            clock = lambda day=day: NOON + dt.timedelta(days=day)  # noqa: E731
+            specifics |= check.session_specifics(messages)
+            asyncio.run(
+                RuleExtractor(store, clock=clock).extract(messages, new_messages=len(messages))
+            )
+        saved = {k: v for k, v in files(store.root).items() if k != "MEMORY.md"}
+        heads = [(_header(t, "name"), _header(t, "description")) for t in saved.values()]
+        flagged = [h for h in heads if check.specific_tokens(f"{h[0]}\n{h[1]}", specifics)]
+        hows = [ln for t in saved.values() for ln in t.splitlines() if "How to apply:" in ln]
+    return {
+        "sessions": len(sessions),
+        "memories": len(saved),
+        "specific": len(flagged),
+        "distinct_how": len(set(hows)),
+        "names": heads,
+    }
+
+
 def render(result: dict[str, Any]) -> str:
     rows, memories = result["rows"], result["memories"]
     marks = Counter(m["judgment"] for m in memories)
@@ -178,10 +233,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--memories", action="store_true", help="list the week's memories")
     args = parser.parse_args(argv)
     result = run(args.source)
+    result["issue_shapes"] = issue_shapes()
     if args.json:
         print(json.dumps(result, indent=2, ensure_ascii=False))
         return
     print(render(result))
+    shapes = result["issue_shapes"]
+    print(
+        f"\nIssue #30's shapes (synthetic, {shapes['sessions']} sessions in a row): "
+        f"{shapes['memories']} memories, {shapes['specific']} with session specifics in name or "
+        f"description, {shapes['distinct_how']} distinct How to apply lines."
+    )
+    for name, description in shapes["names"]:
+        print(f"  - {name} — {description}")
     for r in result["rows"]:
         if not r["same"]:
             print(f"  hook ≠ cli: {r['session']} (hook {r['hook']}, cli {r['cli']})")
