@@ -53,29 +53,36 @@ class Folding:
         return f"folded into {survivor}: {what} of it, updated more recently"
 
 
+MAX_CACHED = 10_000  # memories whose comparable form a long-lived SameMemory keeps
+
+
 class SameMemory:
-    """Decides whether two memory files of one dir are the same memory (texts read once)."""
+    """Decides whether two memory files of one dir are the same memory. Long-lived (a selector
+    keeps one): each file's comparable form is computed once per version (its mtime)."""
 
     def __init__(self, memory_dir: Path) -> None:
         self.root = memory_dir
         self._real = Path(os.path.realpath(memory_dir))
-        self._docs: dict[str, Doc | None] = {}
-        self._heads: dict[str, Doc] = {}
+        self._docs: dict[tuple[str, float], Doc | None] = {}
+        self._heads: dict[tuple[str, float], Doc] = {}
 
     def _doc(self, entry: Entry) -> Doc | None:
-        if entry.rel not in self._docs:
+        key = (entry.rel, entry.mtime)
+        if key not in self._docs:
+            if len(self._docs) > MAX_CACHED:
+                self._docs.clear()
             try:
                 text, _sha, _size = read_memory_text(
                     self.root / entry.rel, entry.rel, real_root=self._real, applies=False
                 )
             except (OSError, MemdirError):
-                self._docs[entry.rel] = None
+                self._docs[key] = None
             else:
                 scope = "team" if entry.rel.startswith("team/") else "private"
                 body = f"{text.description}\n{text.body}"
                 doc = make_doc(entry.rel, scope, text.type or None, body, name=text.name)
-                self._docs[entry.rel] = doc
-        return self._docs[entry.rel]
+                self._docs[key] = doc
+        return self._docs[key]
 
     def same_as(self, entry: Entry, kept: Sequence[Entry]) -> tuple[Entry, str] | None:
         """The entry of ``kept`` that ``entry`` is the same memory as, with the verdict."""
@@ -96,17 +103,23 @@ class SameMemory:
         if normalise(a.description) == normalise(b.description):
             return True
         head_a, head_b = self._head(a), self._head(b)
-        if not head_a.words & head_b.words:
+        shared = len(head_a.words & head_b.words)
+        # Weighted over two docs, a near duplicate needs over half its words shared (shared
+        # words weigh log 2, the others log 3): fewer than 40% rules it out without weighing.
+        if shared < 0.4 * len(head_a.words | head_b.words):
             return False
+        if (head_a.values - head_b.values) and (head_b.values - head_a.values):
+            return False  # different values: two memories, never copies (memdir.sameness)
         return find_same(head_a, [head_b]) is not None
 
     def _head(self, entry: Entry) -> Doc:
-        if entry.rel not in self._heads:
+        key = (entry.rel, entry.mtime)
+        if key not in self._heads:
+            if len(self._heads) > MAX_CACHED:
+                self._heads.clear()
             text = f"{entry.name}\n{entry.description}"
-            self._heads[entry.rel] = make_doc(
-                entry.rel, "", entry.type or None, text, name=entry.name
-            )
-        return self._heads[entry.rel]
+            self._heads[key] = make_doc(entry.rel, "", entry.type or None, text, name=entry.name)
+        return self._heads[key]
 
 
 def fold(

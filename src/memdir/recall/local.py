@@ -111,6 +111,7 @@ class LocalSelector:
         self._refreshed = False
         self._unindexable: set[tuple[str, float]] = set()
         self._applies = AppliesMatcher()
+        self._same = SameMemory(memory_dir)  # copies fold into one slot (memdir.recall.fold)
 
     # -- index upkeep --------------------------------------------------------------------------
     def refresh(self) -> RefreshReport:
@@ -330,7 +331,7 @@ class LocalSelector:
             row = self.index.row_of(doc.filename)
             mtime = self.index.docs[row].mtime if row is not None else 0.0
             entries.append(Entry(doc.filename, mtime, doc.name, doc.description, doc.type))
-        return fold(entries, SameMemory(self.memory_dir).same_as, limit=limit)
+        return fold(entries, self._same.same_as, limit=limit)
 
     async def select(
         self,
