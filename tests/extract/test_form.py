@@ -28,7 +28,7 @@ def test_a_users_rule_gets_a_how_to_apply_of_its_own() -> None:
     found = candidates(said, today=TODAY)
     hows = [how_to_apply(c) for c in found]
     assert len(found) == 5 and all(hows) and len(set(hows)) == 5
-    assert hows[0] == "Before pushing, do this unprompted: always run the linter before pushing."
+    assert hows[0] == "Before pushing: run the linter, without waiting to be asked."
     assert hows[1] == "Whenever npm would be the choice here, use pnpm."
 
 

@@ -68,14 +68,38 @@ def how_to_apply(candidate: Candidate) -> str | None:
         return f"Whenever {_flat(m.group('b'))} would be the choice here, use {m.group('a')}."
     if m := _TRIGGER.search(text):
         when = f"{m.group('t')} {m.group('w')}".strip()
-        return f"{when[0].upper()}{when[1:]}, do this unprompted: {lower}."
+        action = (text[: m.start()] + text[m.end() :]).strip(" ,;:")
+        action = re.sub(r"^(?:always|please)\s+", "", action, flags=re.IGNORECASE)
+        if len(action.split()) < 2:
+            action = lower
+        action = action[0].lower() + action[1:]
+        return f"{when[0].upper()}{when[1:]}: {action}, without waiting to be asked."
     if m := _NEGATIVE.match(text):
         return f"Do not {m.group('x')} in this project; if it seems necessary, ask the user first."
     if m := _POSITIVE.match(text):
         return f"Make it part of the work itself ({m.group('x')}), without waiting to be asked."
     if candidate.type is MemoryType.PROJECT:
-        return f"Check plans, designs and reviews against it: {lower}."
+        subject = _subject(text)
+        if candidate.rule == "requirement":
+            return f"Check every plan and change that touches {subject} against this requirement."
+        return f"Rely on this whenever work touches {subject}; say so if it turns out stale."
     return f"In future work here, {lower}, without being reminded."
+
+
+_VERB = re.compile(
+    r"\s(?:is|are|was|were|must|has|have|needs?|can|should|will|lives?|runs?|uses?|listens?|"
+    r"starts?|ends?|goes|stays?|belongs?|depends?)\b",
+    re.IGNORECASE,
+)
+
+
+def _subject(text: str) -> str:
+    """What a fact is about: its words before the first verb ("the staging database")."""
+    m = _VERB.search(text)
+    head = text[: m.start()] if m and m.start() > 0 else text
+    words = head.split()[:6]
+    subject = " ".join(words).strip(" ,;:")
+    return subject[0].lower() + subject[1:] if subject else "it"
 
 
 def body_of(candidate: Candidate, today: dt.date) -> str:

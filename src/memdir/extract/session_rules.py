@@ -86,6 +86,19 @@ def session_lessons(messages: Sequence[Message]) -> list[tuple[int, Candidate]]:
     return sorted(found, key=lambda pair: pair[0])
 
 
+_NAME_CHECK_UP = {
+    "push": "Push finished work without being asked",
+    "commit": "Commit finished work without being asked",
+    "run": "Run a change before calling it done",
+    "test": "Test a change before calling it done",
+    "deploy": "Deploy finished work without being asked",
+    "merge": "Merge approved work without being asked",
+    "update the docs": "Update the docs with every change",
+    "document": "Document a change as part of it",
+    "tag": "Tag releases without being asked",
+    "release": "Carry a release through without being asked",
+    "rebase": "Rebase before handing work over",
+}
 _HOW_CHECK_UP = {
     "push": "After committing finished work, run `git push` before reporting the task as done, "
     "and say that it is pushed.",
@@ -142,7 +155,7 @@ def _check_ups(messages: Sequence[Message]) -> list[tuple[int, Candidate]]:
                     "the user had to check on it more than once in a session",
                     "check-up",
                     source[verb],
-                    name=f"Finish work with {verb} without being asked",
+                    name=_NAME_CHECK_UP.get(verb, f"Finish work with {verb} without being asked"),
                     how=_HOW_CHECK_UP.get(verb, f"Do the {verb} step as part of finishing a task."),
                     evidence=f'the user asked "{ask}" and had to ask again later',
                 ),
