@@ -27,7 +27,8 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from memdir.extract.fixes import Proof, kind_of, lesson, program
+from memdir.extract.commands import program
+from memdir.extract.fixes import Proof, kind_of, lesson
 from memdir.extract.rules import Candidate, sentences
 from memdir.llm.base import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from memdir.model import MemoryType
