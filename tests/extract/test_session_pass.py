@@ -134,3 +134,21 @@ def test_the_next_day_adds_evidence_to_the_same_memory(tmp_path: Path) -> None:
     later = lambda: FIXED_NOW + dt.timedelta(days=1)  # noqa: E731
     again = extract_session_so_far(store, messages, new_messages=len(messages), clock=later)
     assert len(again.written) == 4 and sorted(p.name for p in store.root.glob("*.md")) == names
+
+
+async def test_wrapping_the_offline_extractor_costs_nothing_but_the_comparison(
+    tmp_path: Path,
+) -> None:
+    """The hook's fallback already ran the session rules: the wrapper's second pass writes no
+    file twice and reports each once."""
+    turns = _turns(tmp_path)
+    alone, wrapped = MemoryStore(tmp_path / "alone"), MemoryStore(tmp_path / "wrapped")
+    await _turn_by_turn(turns, RuleExtractor(alone, clock=CLOCK))
+    rules = RuleExtractor(wrapped, clock=CLOCK)
+    await _turn_by_turn(turns, WithSessionLessons(rules, wrapped, clock=CLOCK))
+    assert _files(wrapped.root) == _files(alone.root)
+    messages = [t.message for t in turns]
+    again = await WithSessionLessons(rules, wrapped, clock=CLOCK).extract(
+        messages, new_messages=len(messages)
+    )
+    assert again.written == []
