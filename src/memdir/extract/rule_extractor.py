@@ -13,7 +13,8 @@ Invariants:
   (:func:`memdir.extract.form.with_evidence`) instead of a new file; evidence it already holds
   changes nothing, so a second run over the same messages writes nothing. Only a memory these
   rules wrote (``saved_by: rules`` in its header) may be reworded, when the user restates or
-  corrects it; a person's wording is never changed.
+  corrects it (a person who edits such a memory and wants their words kept deletes that key);
+  a person's wording is never changed.
 * "Forget …" deletes only memories that share most of the target's content words; when nothing
   matches well enough, nothing is deleted (a missed forget is recoverable, a wrong delete is not).
 """
