@@ -34,8 +34,8 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from memdir import frontmatter, index  # noqa: E402
 from memdir.consolidate.gate import DreamConfig, DreamGate  # noqa: E402
 from memdir.consolidate.lock import ConsolidationLock  # noqa: E402
-from memdir.consolidate.similarity import normalise  # noqa: E402
 from memdir.consolidate.snapshot import Snapshots  # noqa: E402
+from memdir.sameness import normalise  # noqa: E402
 from memdir.store import MemoryStore  # noqa: E402
 from memdir.validity import validity_of  # noqa: E402
 from messy_dir import build  # noqa: E402

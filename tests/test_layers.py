@@ -27,6 +27,7 @@ CORE = {
     "validity",
     "slug",
     "native",
+    "sameness",
 }
 ADAPTERS = {"adapters", "cli", "ui", "__main__"}
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
 from memdir.extract.rule_extractor import RuleExtractor, tokens
 from memdir.extract.service import ExtractionService
-from memdir.llm.base import Message, ToolResultBlock
+from memdir.extract.specific import specific_tokens
+from memdir.llm.base import Message, ToolResultBlock, ToolUseBlock
 from memdir.store import MemoryStore
 from tests.extract.support import FIXED_NOW, conversation
 
@@ -54,10 +56,15 @@ async def test_same_statement_twice_is_one_memory(store: MemoryStore) -> None:
 
 async def test_similar_statement_updates_instead_of_duplicating(store: MemoryStore) -> None:
     extractor = _extractor(store)
-    (path,) = extractor.apply_texts(["From now on, use pnpm for package installs."]).written
-    result = extractor.apply_texts(["From now on, use pnpm for all package installs in CI."])
-    assert result.written == [path] and len(store.list()) == 1
-    assert store.read(path.name).description == "Use pnpm for all package installs in CI"
+    first = "From now on, use pnpm for package installs in the web app."
+    (path,) = extractor.apply_texts([first]).written
+    result = extractor.apply_texts(
+        ["From now on, use pnpm for all package installs in the web app."]
+    )
+    assert result.written == [path] and len(store.list()) == 1  # dream's "the same memory"
+    assert store.read(path.name).description == "Use pnpm for all package installs in the web app"
+    other = extractor.apply_texts(["From now on, use pnpm for installs in CI."])
+    assert other.written != [path] and len(store.list()) == 2  # dream keeps these apart too
 
 
 async def test_different_statements_make_different_files(store: MemoryStore) -> None:
@@ -99,3 +106,77 @@ async def test_rule_extraction_through_the_service(store: MemoryStore) -> None:
 
 def test_tokens_normalise_case_plurals_and_stop_words() -> None:
     assert tokens("The Tests are FLAKY") == tokens("test flaky")
+
+
+def _push_session(branch: str) -> list[Message]:
+    return [
+        Message("user", "push the fix"),
+        Message("assistant", [ToolUseBlock("t1", "Bash", {"command": "git push 2>&1"})]),
+        Message(
+            "user",
+            [
+                ToolResultBlock(
+                    "t1", f"fatal: The current branch {branch} has no upstream branch.", True
+                )
+            ],
+        ),
+        Message(
+            "assistant",
+            [ToolUseBlock("t2", "Bash", {"command": f"git push --set-upstream origin {branch}"})],
+        ),
+        Message("user", [ToolResultBlock("t2", f"branch '{branch}' set up to track")]),
+    ]
+
+
+def test_the_same_lesson_from_four_sessions_is_one_memory(store: MemoryStore) -> None:
+    branches = ["feat/parser", "fix-login", "docs/readme", "chore/deps"]
+    for day, branch in enumerate(branches, start=1):
+        clock = lambda day=day: FIXED_NOW + dt.timedelta(days=day)  # noqa: E731
+        RuleExtractor(store, clock=clock).apply_messages(_push_session(branch))
+    (header,) = store.list()
+    memory = store.read(header.filename)
+    assert specific_tokens(f"{memory.name}\n{memory.description}", branches) == []
+    assert all(branch in memory.body for branch in branches)  # each session's evidence kept
+    assert memory.body.count("**How to apply:**") == 1
+
+
+def test_a_persons_memory_of_the_lesson_gets_the_evidence_and_keeps_its_words(
+    store: MemoryStore,
+) -> None:
+    body = "New branches have no upstream yet: the first git push needs --set-upstream.\n"
+    store.create(
+        "Git push of a new branch needs --set-upstream",
+        "The first git push of a new branch needs --set-upstream origin <branch>",
+        "project",
+        body,
+        rel="pushing.md",
+    )
+    result = _extractor(store).apply_messages(_push_session("feat/parser"))
+    assert [p.name for p in result.written] == ["pushing.md"] and len(store.list()) == 1
+    memory = store.read("pushing.md")
+    assert memory.name == "Git push of a new branch needs --set-upstream"
+    assert memory.description.startswith("The first git push of a new branch")
+    assert memory.body.startswith(body) and "**Seen again:**" in memory.body
+    assert "feat/parser" in memory.body and "saved_by" not in memory.extra
+
+
+def test_a_correction_rewords_a_memory_the_rules_wrote(store: MemoryStore) -> None:
+    extractor = _extractor(store)
+    (path,) = extractor.apply_texts(["Remember that the staging database listens on 6543."]).written
+    result = extractor.apply_texts(["Remember that the staging database listens on 6544."])
+    assert result.written == [path] and len(store.list()) == 1
+    memory = store.read(path.name)
+    assert "6544" in memory.description and "6543" in memory.body  # the older sighting stays
+
+
+def test_extraction_leaves_no_duplicate_for_dream_to_merge(store: MemoryStore) -> None:
+    from memdir.consolidate.plan import plan_offline
+
+    extractor = _extractor(store)
+    for branch in ["feat/parser", "fix-login"]:
+        extractor.apply_messages(_push_session(branch))
+    extractor.apply_texts(["Never push directly to main.", "never push directly to main!"])
+    extractor.apply_texts(["From now on, run the linter before every commit."])
+    extractor.apply_texts(["From now on, run the linter before each commit."])
+    assert len(store.list()) == 3
+    assert plan_offline(store, today=FIXED_NOW.date()).duplicates == []

@@ -188,3 +188,16 @@ def test_candidates_finds_several_statements_in_one_message() -> None:
         "No, use pnpm not npm. I'm a data scientist. Can you remember what I said?", today=TODAY
     )
     assert [(c.rule, c.type) for c in found] == [("correction", F), ("identity", U)]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Documentation MUST be updated: (1)",  # the lead-in to a list the sentence lacks
+        "Always check these:",
+        "never that it is simply the cost of it, i think",  # "never" opening a thought
+        "Never " + "think about how all of this fits together and why " * 5,  # a paragraph
+    ],
+)
+def test_fragments_and_paragraphs_are_not_rules(sentence: str) -> None:
+    assert classify(sentence, today=TODAY) is None

@@ -8,6 +8,7 @@ from pathlib import Path
 from memdir.extract.rule_extractor import RuleExtractor
 from memdir.extract.rules import classify
 from memdir.extract.session_rules import session_candidates
+from memdir.extract.specific import session_specifics, specific_tokens
 from memdir.llm.base import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from memdir.model import MemoryType
 from memdir.store import MemoryStore
@@ -48,33 +49,48 @@ def test_frustration_with_a_suggestion_is_feedback_in_the_users_words() -> None:
     assert session_candidates([user("why dont you read the plugin docs first")]) == []
 
 
-def test_a_fix_the_session_proved_is_a_project_fact() -> None:
+def test_a_fix_the_session_proved_is_a_lesson_in_general_words() -> None:
     messages = [
         *shell(
-            "t1", "git push", "fatal: The current branch feat has no upstream branch.", error=True
+            "t1",
+            "git push 2>&1",
+            "fatal: The current branch feat/parser has no upstream branch.",
+            error=True,
         ),
-        *shell("t2", "git push --set-upstream origin feat", "branch 'feat' set up to track"),
+        *shell("t2", "git push --set-upstream origin feat/parser", "branch 'feat/parser' set up"),
     ]
-    found = session_candidates(messages)
-    assert len(found) == 1 and found[0].type is MemoryType.PROJECT
-    assert (
-        "`git push --set-upstream origin feat` works where `git push` failed" in found[0].statement
-    )
+    (found,) = session_candidates(messages)
+    assert found.type is MemoryType.PROJECT and found.rule == "proven-fix"
+    assert found.name == "Push a new branch with --set-upstream the first time"
+    assert specific_tokens(f"{found.name} {found.statement}", session_specifics(messages)) == []
+    assert found.evidence is not None and "feat/parser" in found.evidence  # the body keeps it
+    assert found.how is not None and "first push" in found.how
 
 
 def test_a_hook_that_blocks_the_commit_until_the_formatter_ran() -> None:
     messages = [
         *shell(
             "t1",
-            'git commit -m "x"',
+            'git commit -m "add the parser"',
             "black....Failed\n- hook id: black\n- files were modified by this hook",
             error=True,
         ),
-        *shell("t2", "git add -u", ""),
-        *shell("t3", 'git commit -m "x"', "[main 1a2b3c4] x"),
+        *shell("t2", "black src/parser.py && git add -u", ""),
+        *shell("t3", 'git commit -m "add the parser"', "[feat 1a2b3c4] add the parser"),
     ]
     (found,) = session_candidates(messages)
-    assert "fails (- hook id: black) until `git add -u` runs first" in found.statement
+    assert found.name == "Run black before committing: the pre-commit hook rejects unformatted code"
+    assert "hook (black)" in found.statement and "add the parser" not in found.statement
+    assert found.how is not None and found.how.startswith("Before every `git commit`, run `black`")
+    assert specific_tokens(f"{found.name} {found.statement}", session_specifics(messages)) == []
+
+
+def test_a_fix_that_bypasses_the_hook_is_never_a_lesson() -> None:
+    messages = [
+        *shell("t1", 'git commit -m "x"', "- hook id: mypy\nFailed", error=True),
+        *shell("t2", 'git commit --no-verify -m "x"', "[main 1a2b3c4] x"),
+    ]
+    assert session_candidates(messages) == []
 
 
 def test_scripts_credentials_and_code_errors_are_never_saved() -> None:

@@ -121,7 +121,8 @@ async def test_session_budget_stops_surfacing(tmp_path: Path) -> None:
     store = MemoryStore(tmp_path / "mem")
     names = []
     for i in range(30):
-        store.create(f"big{i}", "big", "project", ("x" * 99 + "\n") * 40)
+        # distinct memories (identical copies would surface once: recall.fold)
+        store.create(f"big{i}", f"big number {i}", "project", ("x" * 99 + "\n") * 40)
         names.append(f"big{i}.md")
     session = RecallSession()
     recall = MemoryRecall(store.root, RecordingSelector(names))
@@ -246,3 +247,13 @@ async def test_a_long_lived_recall_reads_only_what_changed(
     found = await recall.find("which memory now")
     assert reads == ["m9.md"] and [m.filename for m in found] == ["m9.md", "m1.md"]
     assert "m3.md" not in sel.seen[-1]
+
+
+async def test_a_header_selector_that_picks_two_copies_surfaces_the_newest_once(
+    memdir_with: MemoryStore,
+) -> None:
+    memdir_with.create("m3 copy", "memory number 3", "project", "body 3\n", rel="m3_copy.md")
+    os.utime(memdir_with.root / "m3_copy.md", (2_000_000, 2_000_000))
+    sel = RecordingSelector(["m3.md", "m1.md", "m3_copy.md"])
+    found = await MemoryRecall(memdir_with.root, sel).find("which memory now")
+    assert [m.filename for m in found] == ["m3_copy.md", "m1.md"]

@@ -5,7 +5,7 @@ file it would change, with the reason for each — and writes nothing. Steps:
 
 1. **Dates**: relative dates in each current memory get their absolute date
    (:mod:`~memdir.consolidate.dates`), anchored on the memory's own date.
-2. **Duplicates**: exact and near duplicates (:mod:`~memdir.consolidate.similarity`) are grouped
+2. **Duplicates**: exact and near duplicates (:mod:`~memdir.sameness`) are grouped
    around the newest memory; every line of an older copy that the newest lacks is appended to it,
    and the older copy is retired (``superseded_by`` the newest, with a reason) — never deleted.
 3. **Contradictions**: same subject, conflicting values or negation. Resolved only when the newer
@@ -36,8 +36,8 @@ from memdir import frontmatter, index
 from memdir.consolidate import applies
 from memdir.consolidate.dates import DateFix, absolutize
 from memdir.consolidate.indexfix import IndexEntry, IndexRepair, repair
-from memdir.consolidate.similarity import Comparer, Doc, Pair, make_doc, normalise
 from memdir.errors import MemdirError
+from memdir.sameness import Comparer, Doc, Pair, make_doc, normalise
 from memdir.store import MemoryStore
 from memdir.validity import parse_date, retire_meta, validity_of
 

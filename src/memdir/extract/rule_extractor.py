@@ -6,9 +6,15 @@ Invariants:
 * Only user-authored text is read (text blocks of user messages; tool results and injected
   ``<tag>…</tag>`` blocks are not the user speaking).
 * Every change goes through :class:`~memdir.store.MemoryStore` (atomic, locked, guarded,
-  indexed). A statement whose content already exists (same normalised text, or high token overlap
-  with a memory of the same type) updates that memory instead of adding a near-duplicate; an
-  identical one changes nothing.
+  indexed).
+* One lesson, one memory: before writing, a statement is matched against every existing memory
+  with :func:`memdir.sameness.find_same` (the notion dream merges by). The same memory — this
+  lesson from another session, a near duplicate, one a person wrote — gets the new evidence line
+  (:func:`memdir.extract.form.with_evidence`) instead of a new file; evidence it already holds
+  changes nothing, so a second run over the same messages writes nothing. Only a memory these
+  rules wrote (``saved_by: rules`` in its header) may be reworded, when the user restates or
+  corrects it (a person who edits such a memory and wants their words kept deletes that key);
+  a person's wording is never changed.
 * "Forget …" deletes only memories that share most of the target's content words; when nothing
   matches well enough, nothing is deleted (a missed forget is recoverable, a wrong delete is not).
 """
@@ -25,17 +31,19 @@ from pathlib import Path
 
 from memdir import applies_when
 from memdir.errors import MemdirError, SecretFoundError
+from memdir.extract import form
 from memdir.extract.base import ExtractionResult, unique_written
 from memdir.extract.rules import Candidate, candidates
-from memdir.extract.session_rules import session_candidates
+from memdir.extract.session_rules import session_candidates, session_lessons
 from memdir.llm.base import Message
-from memdir.model import Memory, MemoryType
+from memdir.model import Memory
+from memdir.sameness import Doc, closest, make_doc
 from memdir.store import MemoryStore, slugify
 
 log = logging.getLogger(__name__)
 
-DUPLICATE_OVERLAP = 0.85  # this similar: already known, no write
-UPDATE_OVERLAP = 0.5  # this similar (same type): the new statement replaces the old
+SAVED_BY = "saved_by"  # header key marking a memory these rules wrote (it may be reworded)
+OURS = "rules"
 FORGET_COVERAGE = 0.6  # share of the target's words a memory must contain to be forgotten
 
 _STOP_WORDS = (
@@ -50,20 +58,16 @@ def tokens(text: str) -> frozenset[str]:
     return frozenset(w.removesuffix("s") if len(w) > 3 else w for w in words if w not in _STOP)
 
 
-def overlap(a: frozenset[str], b: frozenset[str]) -> float:
-    return len(a & b) / len(a | b) if a and b else 0.0
-
-
 @dataclass(frozen=True, slots=True)
 class _Known:
     rel: str
-    type: str | None
-    words: frozenset[str]  # of the description: what dedupe compares
+    memory: Memory
+    doc: Doc  # what "the same memory" compares (memdir.sameness), evidence left out
     all_words: frozenset[str]  # of name, description, body and file name: what forget matches
 
-
-def user_texts(messages: Sequence[Message]) -> list[str]:
-    return [m.text for m in messages if m.role == "user" and m.text.strip()]
+    @property
+    def ours(self) -> bool:
+        return self.memory.extra.get(SAVED_BY) == OURS
 
 
 class RuleExtractor:
@@ -80,12 +84,25 @@ class RuleExtractor:
         return await asyncio.to_thread(self.apply_messages, messages, since=max(0, since))
 
     def apply_messages(self, messages: Sequence[Message], *, since: int = 0) -> ExtractionResult:
-        """Sentence rules on the user's words from ``since`` on, then the session rules over the
-        whole run for evidence that ends there (:mod:`memdir.extract.session_rules`)."""
+        """Sentence rules on the user's words from ``since`` on, and the session rules over the
+        whole run for lessons that close there (:mod:`memdir.extract.session_rules`), applied in
+        the order their evidence closes — so extracting a session turn by turn, each time over
+        the session so far, applies exactly what one run over the whole session applies, in the
+        same order, and leaves the same memories."""
         today = self._clock().date()
-        recent = user_texts(messages[since:])
-        found = [c for text in recent for c in candidates(text, today=today)]
-        return self.apply([*found, *session_candidates(messages, since=since)])
+        found = [
+            (i, c)
+            for i, m in enumerate(messages)
+            if i >= since and m.role == "user" and m.text.strip()
+            for c in candidates(m.text, today=today)
+        ]
+        found += [(i, c) for i, c in session_lessons(messages) if i >= since]
+        return self.apply([c for _i, c in sorted(found, key=lambda pair: pair[0])])
+
+    def apply_session(self, messages: Sequence[Message], *, since: int = 0) -> ExtractionResult:
+        """Only the whole-session rules, for lessons that close at ``since`` or later (what a
+        model extractor, which reads single turns, leaves to them)."""
+        return self.apply(session_candidates(messages, since=since))
 
     def apply_texts(self, texts: Sequence[str]) -> ExtractionResult:
         today = self._clock().date()
@@ -123,33 +140,57 @@ class RuleExtractor:
 
     def _save(self, candidate: Candidate, known: dict[str, _Known]) -> Path | None:
         assert candidate.type is not None
-        words = tokens(candidate.statement)
-        best: tuple[float, _Known] | None = None
-        for entry in known.values():
-            score = overlap(words, entry.words)
-            if best is None or score > best[0]:
-                best = (score, entry)
-        if best is not None and best[0] >= DUPLICATE_OVERLAP:
-            return None
-        body = _body(candidate, self._clock().date())
-        if best is not None and best[0] >= UPDATE_OVERLAP and best[1].type == candidate.type:
-            rel = best[1].rel
-
-            def replace(memory: Memory) -> Memory:
-                memory.description = _one_line(candidate.statement)
-                memory.body = body
-                return applies_when.with_applies_when(memory)
-
-            known[rel] = _known(rel, self.store.update(rel, replace))
-            return self.store.root / rel
-        name = _title(candidate.statement)
+        today = self._clock().date()
+        name = form.name_of(candidate)
+        statement = _one_line(candidate.statement)
+        body = form.body_of(candidate, today)
+        doc = _doc("", candidate.type.value, name, statement)
+        match = closest(doc, [k.doc for k in known.values()])
+        if match is not None:
+            entry = known[match.b]
+            reword = entry.ours and match.verdict != "exact" and entry.memory.type == doc.type
+            if match.verdict != "contradiction" or reword:
+                line = form.evidence_of(candidate, today)
+                changed = self._add_evidence(entry, line, statement, candidate, reword=reword)
+                if changed is None:
+                    return None
+                known[entry.rel] = changed
+                return self.store.root / entry.rel
         slug = slugify(name).removeprefix(f"{candidate.type.value}_")  # no "user_user_is_..."
         rel = self._free_name(f"{candidate.type.value}_{slug[:48].rstrip('_')}")
-        statement = _one_line(candidate.statement)
-        situations = applies_when.initial(candidate.type.value, name, statement, body)
-        memory = self.store.create(name, statement, candidate.type, body, rel=rel, extra=situations)
+        general = form.without_evidence(body)  # situations from the rule, not one session's words
+        situations = applies_when.initial(candidate.type.value, name, statement, general)
+        extra = {SAVED_BY: OURS, **situations}
+        memory = self.store.create(name, statement, candidate.type, body, rel=rel, extra=extra)
         known[rel] = _known(rel, memory)
         return self.store.root / rel
+
+    def _add_evidence(
+        self, entry: _Known, line: str, statement: str, candidate: Candidate, *, reword: bool
+    ) -> _Known | None:
+        """The memory with this sighting added (and, if ``reword``, the user's newer wording);
+        None when nothing would change."""
+        current = entry.memory
+        new_body = form.with_evidence(current.body, line, ours=entry.ours)
+        if reword and current.description != statement:
+            kept = [ln for ln in current.body.split("\n") if form.is_evidence(ln)]
+            fresh = form.body_of(candidate, self._clock().date()).rstrip("\n").split("\n")
+            new_body = form.merge_evidence(fresh, kept)
+        elif new_body is None:
+            return None
+        body = new_body
+
+        def change(memory: Memory) -> Memory:
+            if reword:
+                memory.description = statement
+            memory.body = body
+            if not entry.ours:
+                return memory  # a person's header and words stay theirs
+            general = form.without_evidence(body)
+            situations = applies_when.derive(memory.type, memory.name, memory.description, general)
+            return applies_when.with_applies_when(memory, situations)
+
+        return _known(entry.rel, self.store.update(entry.rel, change))
 
     def _free_name(self, stem: str) -> str:
         rel, n = f"{stem}.md", 2
@@ -172,33 +213,17 @@ class RuleExtractor:
 
 def _known(rel: str, memory: Memory) -> _Known:
     text = f"{memory.name}\n{memory.description}\n{memory.body}\n{rel.replace('_', ' ')}"
-    return _Known(rel, memory.type, tokens(memory.description), tokens(text))
+    doc = _doc(rel, memory.type, memory.name, memory.description)
+    return _Known(rel, memory, doc, tokens(text))
+
+
+def _doc(rel: str, type_: str | None, name: str, description: str) -> Doc:
+    """A memory as "the same memory" compares it here: its name and its one-line description,
+    the rule itself (a body's explanations and evidence would decide on incidental words)."""
+    scope = "team" if rel.startswith("team/") else "private"
+    return make_doc(rel, scope, type_, f"{name}\n{description}", name=name)
 
 
 def _one_line(text: str, limit: int = 150) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1].rsplit(" ", 1)[0] + "…"
-
-
-def _title(statement: str) -> str:
-    words = statement.split()
-    title = " ".join(words[:7]).rstrip(",;:.")
-    return title + ("…" if len(words) > 7 else "")
-
-
-def _body(candidate: Candidate, today: dt.date) -> str:
-    said = f"the user said so explicitly on {today.isoformat()}"
-    if candidate.rule == "proven-fix":
-        said = "the session showed it"
-    lines = [candidate.statement.rstrip(".") + "."]
-    if candidate.type in (MemoryType.FEEDBACK, MemoryType.PROJECT):
-        how = (
-            "follow this in future work without being reminded"
-            if candidate.type is MemoryType.FEEDBACK
-            else "take this into account when planning or suggesting work"
-        )
-        lines += ["", f"**Why:** {candidate.why or said}.", f"**How to apply:** {how}."]
-    elif candidate.why:
-        lines += ["", f"**Why:** {candidate.why}."]
-    lines += ["", f'_Source: "{_one_line(candidate.source, 300)}" ({today.isoformat()})_']
-    return "\n".join(lines) + "\n"

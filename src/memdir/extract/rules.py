@@ -39,6 +39,11 @@ class Candidate:
     why: str | None
     rule: str  # which rule fired, for debugging and tests
     source: str  # the sentence as written
+    # The reference's form (memdir.extract.form) fills what a rule leaves out: the name from the
+    # statement, How to apply from its trigger or object, the evidence from the source.
+    name: str | None = None  # the rule as a title, in general words
+    how: str | None = None  # **How to apply:** — when, where, which command
+    evidence: str | None = None  # this session's evidence, one line for the body's **Why:**
 
 
 _F = re.IGNORECASE
@@ -143,7 +148,8 @@ _VAGUE = re.compile(
     r"^(?:do |touch |change |say |use )?(?:that|this|it|so|them|those)\b.{0,20}$", _F
 )
 _IDLE = re.compile(
-    r"^(?:mind|worry|bother|know|understand|think|see|get it|care|have|need|want|remember|recall|"
+    r"^(?:that|this|it|which|so|because|if|the same|"
+    r"mind|worry|bother|know|understand|think|see|get it|care|have|need|want|remember|recall|"
     r"matter|sure|apologi[sz]e|be sorry)\b",
     _F,
 )
@@ -160,6 +166,8 @@ _IMPERATIVE_START = re.compile(
 )
 _TRACKED = re.compile(r"\b(?:tracked|filed|documented)\b", _F)
 _SELF = re.compile(r"^(?:i'm|i am|my|i work|i've|i have|i)\b", _F)
+_LEAD_IN = re.compile(r":\s*(?:\(?\d+[.)]|[-*•])?\s*$")
+MAX_RULE_WORDS = 40  # a standing rule is said in a sentence, not in a paragraph
 _WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 
 
@@ -261,6 +269,8 @@ def classify(sentence: str, *, today: dt.date) -> Candidate | None:
         return _save(infer_type(content), content, "remember", source, today)
     if question:  # beyond "can you remember that…", a question is not a statement to keep
         return None
+    if _LEAD_IN.search(text) or _words(text) > MAX_RULE_WORDS:
+        return None  # the lead-in to a list the sentence does not hold, or a paragraph of thought
     if m := _FROM_NOW.match(text):
         content = _clean(m.group("x") or m.group("y"))
         kind = MemoryType.REFERENCE if _URL.search(content) else MemoryType.FEEDBACK

@@ -8,7 +8,13 @@ Users rarely say "remember that…". A careful reader of a session still notices
   says how the user wants a stuck problem approached: feedback, in the user's words;
 * **a fix the session proved** — a command failed for an environmental reason (a hook rejected
   the commit, the branch has no upstream, a module is missing, the tool is not on the PATH), and
-  a different command then worked: project, "here `Y` works where `X` failed (<error>)".
+  a different command then worked: project, the lesson in general words
+  (:mod:`memdir.extract.fixes`), the session's commands and output as its evidence.
+
+Every pattern *closes* at one message (the second check-up, the frustrated message, the command
+that worked) and is decided from the messages up to there only, so the session so far yields a
+pattern exactly when the whole session does: :func:`session_candidates` over each prefix of a
+session, keeping what closes in its new part, finds what one pass over the whole session finds.
 
 Precision first, as in :mod:`memdir.extract.rules`: each rule needs its exact shape; commands
 that carry a script (``python -c``) or anything that looks like a credential are never saved, and
@@ -21,6 +27,8 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
+from memdir.extract.commands import program
+from memdir.extract.fixes import Proof, kind_of, lesson
 from memdir.extract.rules import Candidate, sentences
 from memdir.llm.base import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from memdir.model import MemoryType
@@ -56,15 +64,9 @@ _SUGGESTION = re.compile(
     r"(?P<x>[^?.!]{8,200})",
     re.IGNORECASE,
 )
-_ENV_ERROR = re.compile(
-    r"command not found|not found in PATH|No module named|ModuleNotFoundError|is not installed|"
-    r"has no upstream branch|--set-upstream|hook (?:failed|rejected|id:)|pre-commit|"
-    r"files were modified by this hook|would reformat|Permission denied|EACCES|"
-    r"Cannot find module|not recognized as an internal|unknown command|"
-    r"requires a different Python|Python \d\.\d+ is not supported|engine \"node\" is incompatible",
-    re.IGNORECASE,
+_SCRIPTED = re.compile(
+    r"\b(?:python[\d.]*|node|ruby|perl|php|bash|sh|zsh|deno|bun)\s+-(?:c|e)\s|<<|\bheredoc\b"
 )
-_SCRIPTED = re.compile(r"\s-(?:c|e)\s|<<|\bheredoc\b")
 _SECRET = re.compile(
     r"pass(?:word)?|secret|token|api[_-]?key|auth=|bearer|://[^/\s]+:[^@\s]+@", re.I
 )
@@ -72,14 +74,47 @@ LOOKAHEAD = 4  # shell calls after a failure in which the working alternative mu
 
 
 def session_candidates(messages: Sequence[Message], *, since: int = 0) -> list[Candidate]:
-    """Every session-level memory statement in ``messages`` whose last piece of evidence is at
-    index ``since`` or later: a hook that extracts after each turn passes the whole session and
-    the first new message, so evidence may span turns but old evidence is not saved again."""
-    return [
-        *_check_ups(messages, since),
-        *_frustrations(messages, since),
-        *_proven_fixes(messages, since),
-    ]
+    """Every session-level lesson in ``messages`` that closes at index ``since`` or later: a hook
+    that extracts after each turn passes the whole session so far and its first new message, so
+    evidence may span turns, and what closed in an earlier turn is not offered again."""
+    return [c for at, c in session_lessons(messages) if at >= since]
+
+
+def session_lessons(messages: Sequence[Message]) -> list[tuple[int, Candidate]]:
+    """(index of the message that closes it, lesson) for every session-level lesson, in the
+    order they close."""
+    found = [*_check_ups(messages), *_frustrations(messages), *_proven_fixes(messages)]
+    return sorted(found, key=lambda pair: pair[0])
+
+
+_NAME_CHECK_UP = {
+    "push": "Push finished work without being asked",
+    "commit": "Commit finished work without being asked",
+    "run": "Run a change before calling it done",
+    "test": "Test a change before calling it done",
+    "deploy": "Deploy finished work without being asked",
+    "merge": "Merge approved work without being asked",
+    "update the docs": "Update the docs with every change",
+    "document": "Document a change as part of it",
+    "tag": "Tag releases without being asked",
+    "release": "Carry a release through without being asked",
+    "rebase": "Rebase before handing work over",
+}
+_HOW_CHECK_UP = {
+    "push": "After committing finished work, run `git push` before reporting the task as done, "
+    "and say that it is pushed.",
+    "commit": "Commit finished work before reporting the task as done; never leave it only in "
+    "the working tree.",
+    "run": "Run the change (and its tests) before saying it works, and report what the run showed.",
+    "test": "Run the tests before saying a change is done, and report the result.",
+    "deploy": "Deploy once a change is merged and verified, then report where it is live.",
+    "merge": "Merge finished work once it is approved, without waiting to be asked.",
+    "update the docs": "Update the docs that describe a change in the same piece of work.",
+    "document": "Document a change in the same piece of work, before reporting it done.",
+    "tag": "Tag a release commit as part of releasing it.",
+    "release": "Carry a finished release through to publishing it.",
+    "rebase": "Rebase the branch on its base before handing it over.",
+}
 
 
 def _user_texts(messages: Sequence[Message]) -> list[tuple[int, str]]:
@@ -92,10 +127,10 @@ def _user_texts(messages: Sequence[Message]) -> list[tuple[int, str]]:
     return texts
 
 
-def _check_ups(messages: Sequence[Message], since: int) -> list[Candidate]:
+def _check_ups(messages: Sequence[Message]) -> list[tuple[int, Candidate]]:
     asked: Counter[str] = Counter()
     source: dict[str, str] = {}
-    last: dict[str, int] = {}
+    second: dict[str, int] = {}
     for index, text in _user_texts(messages):
         if len(text.split()) > 14:
             continue
@@ -105,35 +140,54 @@ def _check_ups(messages: Sequence[Message], since: int) -> list[Candidate]:
             verb = _BASE_VERB.get(verb, verb)
             asked[verb] += 1
             source.setdefault(verb, text.strip())
-            last[verb] = index
+            if asked[verb] == 2:  # asked again: an expectation, not a one-off
+                second[verb] = index
     found = []
-    for verb, n in asked.items():
-        if n >= 2 and last[verb] >= since:  # asked again: an expectation, not a one-off
-            found.append(
+    for verb, at in second.items():
+        ask = " ".join(source[verb].split())[:120]
+        found.append(
+            (
+                at,
                 Candidate(
                     "save",
                     MemoryType.FEEDBACK,
-                    f"Finish work with {verb} without being asked; the user expects it done",
-                    f'the user had to ask "{source[verb]}" {n} times in one session',
+                    f"When a task is finished, {verb} without being asked: the user expects it "
+                    "and checks",
+                    "the user had to check on it more than once in a session",
                     "check-up",
                     source[verb],
-                )
+                    name=_NAME_CHECK_UP.get(verb, f"Finish work with {verb} without being asked"),
+                    how=_HOW_CHECK_UP.get(verb, f"Do the {verb} step as part of finishing a task."),
+                    evidence=f'the user asked "{ask}" and had to ask again later',
+                ),
             )
+        )
     return found
 
 
-def _frustrations(messages: Sequence[Message], since: int) -> list[Candidate]:
+def _frustrations(messages: Sequence[Message]) -> list[tuple[int, Candidate]]:
     found = []
     for index, text in _user_texts(messages):
-        if index < since or not _FRUSTRATED.search(text):
+        if not _FRUSTRATED.search(text):
             continue
         suggestion = _SUGGESTION.search(text)
         if suggestion is None:
             continue
         ask = suggestion.group("x").strip().rstrip(",;:")
         statement = f"When a problem resists quick fixes, {ask} instead of trying fix after fix"
-        why = " ".join(text.split())[:200]
-        found.append(Candidate("save", MemoryType.FEEDBACK, statement, why, "frustration", text))
+        said = " ".join(text.split())[:200]
+        candidate = Candidate(
+            "save",
+            MemoryType.FEEDBACK,
+            statement,
+            "guessing at fixes one after another frustrated the user; they asked for this instead",
+            "frustration",
+            text,
+            name=_cut(f"When fixes keep failing, {ask}"),
+            how=f"After a second failed attempt at the same problem, stop guessing: {ask}.",
+            evidence=f'the user said: "{said}"',
+        )
+        found.append((index, candidate))
     return found
 
 
@@ -159,54 +213,68 @@ def _shell_runs(messages: Sequence[Message]) -> list[tuple[str, str, bool, int]]
     return runs
 
 
-def _proven_fixes(messages: Sequence[Message], since: int) -> list[Candidate]:
+def _proven_fixes(messages: Sequence[Message]) -> list[tuple[int, Candidate]]:
     runs = _shell_runs(messages)
     found = []
     for i, (command, output, failed, _at) in enumerate(runs):
-        error = _ENV_ERROR.search(output) if failed else None
-        if error is None or _SCRIPTED.search(command) or _SECRET.search(command):
+        if not failed or kind_of(output) is None:
             continue
-        program = _program(command)
-        line = next((ln for ln in output.splitlines() if error.group(0) in ln), error.group(0))
-        line = " ".join(line.split())[:120]
+        if _SCRIPTED.search(command) or _SECRET.search(command):
+            continue
+        name = program(command)
         window = runs[i + 1 : i + 1 + LOOKAHEAD]
         for j, (later, _out, later_failed, at) in enumerate(window):
-            if later_failed or _program(later) != program:
+            if later_failed or program(later) != name:
                 continue
-            if at < since:
-                break  # proved before this window: saved (or not) back then
             if _SCRIPTED.search(later) or _SECRET.search(later):
                 break
             between = [c for c, _o, bad, _a in window[:j] if not bad and not _SECRET.search(c)]
-            if later != command:
-                statement = (
-                    f"Here `{_short(later)}` works where `{_short(command)}` failed ({line})"
-                )
-            elif between:  # the same command passed once something else ran first
-                first = between[-1]
-                how = (
-                    f"`{first[5:]}` is changed" if first.startswith("edit ") else f"`{first}` runs"
-                )
-                statement = f"Here `{_short(command)}` fails ({line}) until {how} first"
-            else:
+            if later == command and not between:
                 continue  # a flaky retry proves nothing
-            why = "the session saw the first fail and the second succeed"
-            found.append(Candidate("save", MemoryType.PROJECT, statement, why, "proven-fix", line))
+            step = between[-1] if between else None
+            proof = Proof(command, output, _error_line(output), later, step, tuple(between))
+            candidate = lesson(proof)
+            if candidate is not None:
+                found.append((at, candidate))
             break
     return found
 
 
-def _program(command: str) -> str:
-    """The program of a command's last real step: ``git push`` → ``git push``, ``uv run x`` → x."""
-    step = re.split(r"&&|;|\|\|", command)[-1].split()
-    words = [
-        w for w in step if not re.match(r"^(?:\S+=\S*|sudo|uv|run|npx|poetry|python3?|-m)$", w)
+def _error_line(output: str) -> str:
+    """The line of ``output`` that says what went wrong, flattened and cut to 120 characters."""
+    kind = kind_of(output)
+    match = kind.pattern.search(output) if kind is not None else None
+    key = match.group(0) if match else ""
+    line = next((ln for ln in output.splitlines() if key and key in ln), output.strip()[:120])
+    return " ".join(line.split())[:120]
+
+
+_DANGLING = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "but",
+        "to",
+        "of",
+        "in",
+        "on",
+        "at",
+        "for",
+        "with",
+        "before",
+        "after",
+        "into",
+        "from",
     ]
-    if words and words[0] in ("git", "npm", "pnpm", "yarn", "cargo", "go", "docker", "mix"):
-        return " ".join(words[:2])
-    return words[0] if words else ""
+)
 
 
-def _short(command: str) -> str:
-    flat = " ".join(command.split())
-    return flat if len(flat) <= 100 else flat[:99] + "…"
+def _cut(text: str, words: int = 9) -> str:
+    """A title of at most ``words`` words that does not end on a word that needs a next one."""
+    parts = text.split()[:words]
+    while len(parts) > 4 and parts[-1].lower().strip(",;:.") in _DANGLING:
+        parts.pop()
+    return " ".join(parts).rstrip(",;:.")  # a title, not a quote cut short: no "…"

@@ -26,6 +26,7 @@ from typing import Any, Protocol
 from memdir.model import MemoryHeader
 from memdir.prompt_context import RecallContext
 from memdir.recall.base import MAX_SELECTED, IndexedSelector, Selection, Selector, takes_keyword
+from memdir.recall.fold import Entry, SameMemory, fold
 from memdir.recall.headers import HeaderTracker
 from memdir.recall.script import contains_cjk
 from memdir.recall.session import RecallSession
@@ -139,19 +140,15 @@ class MemoryRecall:
             log.exception("recall failed")
             return []
         by_name = {h.filename: h for h in headers}
-        out: list[RelevantMemory] = []
-        for selection in chosen[:limit]:
-            header = by_name.get(selection.filename)
-            if header is not None:
-                out.append(
-                    RelevantMemory(
-                        header.path,
-                        header.filename,
-                        header.mtime,
-                        selection.score,
-                        selection.reason,
-                    )
-                )
+        picked = [by_name[s.filename] for s in chosen[:limit] if s.filename in by_name]
+        reasons = {s.filename: s for s in chosen}
+        # a selector that reads headers only may pick two copies of one memory: keep the newest
+        entries = [Entry(h.filename, h.mtime, h.name or "", h.description or "") for h in picked]
+        folding = fold(entries, SameMemory(self.memory_dir).same_as, limit=limit)
+        out = []
+        for entry in folding.kept:
+            h, why = by_name[entry.rel], reasons[entry.rel]
+            out.append(RelevantMemory(h.path, h.filename, h.mtime, why.score, why.reason))
         return out
 
     async def _find_indexed(

@@ -12,9 +12,11 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from pathlib import Path
 
 from memdir.model import MemoryHeader
 from memdir.recall.base import MAX_SELECTED, Selection
+from memdir.recall.fold import Entry, SameMemory, fold
 
 _WORD = re.compile(r"[a-z0-9]+")
 _STOP_WORDS = (
@@ -40,6 +42,16 @@ def _header_words(h: MemoryHeader) -> set[str]:
     return words(" ".join(filter(None, (h.name, h.description, stem))))
 
 
+def _entry(h: MemoryHeader) -> Entry:
+    return Entry(h.filename, h.mtime, h.name or "", h.description or "", h.type or "")
+
+
+def _root(h: MemoryHeader) -> Path:
+    """The memory dir a header's file lives in (its path minus its relative name)."""
+    full = str(h.path)
+    return Path(full[: len(full) - len(h.filename)] or ".")
+
+
 class KeywordSelector:
     """Selects headers sharing words with the query, rarest matches first."""
 
@@ -60,9 +72,15 @@ class KeywordSelector:
                 score = sum(math.log(1 + len(bags) / df[w]) for w in hits)
                 scored.append((score, h.mtime, h.filename))
         scored.sort(key=lambda t: (-t[0], -t[1], t[2]))
+        if not scored:
+            return []
+        by_name = {h.filename: h for h in headers}
+        entries = [_entry(by_name[name]) for _score, _mtime, name in scored[: limit * 4]]
+        score_of = {name: score for score, _mtime, name in scored}
+        same = SameMemory(_root(by_name[scored[0][2]])).same_as
         return [
-            Selection(name, score=round(score, 4), reason="keyword match")
-            for score, _mtime, name in scored[:limit]
+            Selection(e.rel, score=round(score_of[e.rel], 4), reason="keyword match")
+            for e in fold(entries, same, limit=limit).kept
         ]
 
     async def select(

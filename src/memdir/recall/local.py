@@ -33,6 +33,7 @@ from memdir.prompt_context import CONTEXT_WEIGHT, RecallContext
 from memdir.recall.applies_match import AppliesMatcher
 from memdir.recall.base import MAX_SELECTED, Selection
 from memdir.recall.embed import Embedder, MiniLMEmbedder
+from memdir.recall.fold import Entry, Folding, SameMemory, fold
 from memdir.recall.fusion import FusionConfig
 from memdir.recall.intents import request_intents
 from memdir.recall.lexical import TermAnalyzer
@@ -110,6 +111,7 @@ class LocalSelector:
         self._refreshed = False
         self._unindexable: set[tuple[str, float]] = set()
         self._applies = AppliesMatcher()
+        self._same = SameMemory(memory_dir)  # copies fold into one slot (memdir.recall.fold)
 
     # -- index upkeep --------------------------------------------------------------------------
     def refresh(self) -> RefreshReport:
@@ -245,14 +247,15 @@ class LocalSelector:
         """Every candidate (or the ``top`` few) in fused order, with the selection verdict."""
         ranked = self.rank(query, k=2**31 if top is None else top, headers=headers)
         out: list[Explanation] = []
-        chosen = 0
         rule = self.rule_for_query(query)
+        dropped = {d.filename: self.drop_reason(d, recent_tools, rule) for d in ranked}
+        folding = self.fold([d for d in ranked if dropped[d.filename] is None], limit)
+        kept = {e.rel for e in folding.kept}
         for position, doc in enumerate(ranked, start=1):
-            reason = self.drop_reason(doc, recent_tools, rule)
-            if reason is None and chosen >= limit:
+            reason = dropped[doc.filename] or folding.reason(doc.filename)
+            if reason is None and doc.filename not in kept:
                 reason = f"beyond the limit of {limit}"
             selected = reason is None
-            chosen += selected
             out.append(
                 Explanation(
                     filename=doc.filename,
@@ -310,17 +313,25 @@ class LocalSelector:
         """The selection, computed in the calling thread (``context``: memdir.prompt_context)."""
         if limit <= 0 or not query.strip():
             return []
-        # Look a little past the limit so gated or demoted entries can be replaced.
+        # Look a little past the limit so gated, demoted or folded entries can be replaced.
         ranked = self.rank(query, k=limit * 4, headers=headers, exclude=exclude, context=context)
-        out: list[Selection] = []
         rule = self.rule_for_query(query)
-        for doc in ranked:
-            if self.drop_reason(doc, recent_tools, rule) is None:
-                reason = keep_reason(rule, doc)
-                out.append(Selection(doc.filename, score=doc.score, reason=reason))
-                if len(out) >= limit:
-                    break
-        return out
+        passed = {d.filename: d for d in ranked if self.drop_reason(d, recent_tools, rule) is None}
+        folding = self.fold(list(passed.values()), limit)
+        return [
+            Selection(e.rel, score=passed[e.rel].score, reason=keep_reason(rule, passed[e.rel]))
+            for e in folding.kept
+        ]
+
+    def fold(self, docs: Sequence[ScoredDoc], limit: int) -> Folding:
+        """The first ``limit`` distinct memories of ``docs``, copies folded into the newest
+        (:mod:`memdir.recall.fold`)."""
+        entries = []
+        for doc in docs:
+            row = self.index.row_of(doc.filename)
+            mtime = self.index.docs[row].mtime if row is not None else 0.0
+            entries.append(Entry(doc.filename, mtime, doc.name, doc.description, doc.type))
+        return fold(entries, self._same.same_as, limit=limit)
 
     async def select(
         self,

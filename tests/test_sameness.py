@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from memdir.consolidate.similarity import Comparer, make_doc
+from memdir.sameness import Comparer, closest, find_same, make_doc
 
 FILLER = [
     make_doc(f"f{i}.md", "", "project", f"Unrelated topic {w} about {w}s and widgets")
@@ -79,3 +79,22 @@ def test_semantic_vectors_catch_paraphrases() -> None:
     assert Comparer([a, b, *FILLER]).compare(a, b).verdict == "different"
     vectors = {"a.md": vec, "b.md": vec}
     assert Comparer([a, b, *FILLER], vectors).compare(a, b).verdict == "near"
+
+
+def test_find_same_prefers_an_exact_copy_and_skips_contradictions() -> None:
+    new = make_doc("", "", "project", "Staging database listens on port 6543", name="Staging db")
+    docs = [
+        *FILLER,
+        make_doc(
+            "old.md", "", "project", "Staging database listens on port 6544", name="Staging db"
+        ),
+        make_doc(
+            "copy.md", "", "project", "Staging database listens on port 6543", name="Staging db"
+        ),
+    ]
+    same = find_same(new, docs)
+    assert same is not None and (same.b, same.verdict) == ("copy.md", "exact")
+    conflict = closest(new, docs[:-1])
+    assert conflict is not None and conflict.verdict == "contradiction"
+    assert find_same(new, docs[:-1]) is None  # a contradiction is not the same memory
+    assert find_same(new, FILLER) is None

@@ -1,5 +1,10 @@
 """Which memories say the same thing, and which say conflicting things about the same subject.
 
+The one notion of "the same memory" in memdir: dream merges what it calls the same
+(:mod:`memdir.consolidate.plan`), extraction updates it instead of writing another file
+(:mod:`memdir.extract.rule_extractor`), recall surfaces it once (:mod:`memdir.recall.fold`), and
+an import must ask :func:`find_same` too.
+
 Lexical, deterministic and explainable (every verdict carries its score and the tokens that
 decided it). A memory becomes a :class:`Doc`: its content words, its *values* (tokens with a
 digit: versions, ports, dates, counts) and whether it negates. Two memories are compared by
@@ -51,7 +56,7 @@ _STOP_WORDS = """a an the and or but to of in on at for with by from as is are w
     user users s
     please always should would could will can do does did have has had so if then than there
     here what which who when where why how about into over under also just only very more most
-    not never no don't doesn't isn't without use uses used using"""
+    not never no don't doesn't isn't without use uses used using each every all any"""
 _STOP = frozenset(_STOP_WORDS.split())
 
 Verdict = Literal["exact", "near", "contradiction", "different"]
@@ -211,6 +216,32 @@ class Comparer:
                 for y in group[i + 1 :]:
                     seen.add((x, y) if x < y else (y, x))
         return [(self.docs[x], self.docs[y]) for x, y in sorted(seen)]
+
+
+SAME: frozenset[Verdict] = frozenset({"exact", "near"})
+_RANK: dict[Verdict, int] = {"exact": 3, "near": 2, "contradiction": 1}
+
+
+def closest(doc: Doc, docs: Sequence[Doc], vectors: Mapping[str, Any] | None = None) -> Pair | None:
+    """The memory among ``docs`` nearest to being ``doc``: an exact copy, else the nearest near
+    duplicate, else the one it contradicts most; None when every one is a different memory.
+    Word weights come from ``docs`` and ``doc`` together, so pass the whole dir when there is
+    one: a word every memory uses then decides nothing."""
+    others = [d for d in docs if d.rel != doc.rel]
+    if not others:
+        return None
+    comparer = Comparer([*others, doc], vectors)
+    pairs = [comparer.compare(doc, other) for other in others]
+    found = [p for p in pairs if p.verdict in _RANK]
+    return max(found, key=lambda p: (_RANK[p.verdict], p.score), default=None)
+
+
+def find_same(
+    doc: Doc, docs: Sequence[Doc], vectors: Mapping[str, Any] | None = None
+) -> Pair | None:
+    """The memory among ``docs`` that is the same memory as ``doc`` (see :func:`closest`)."""
+    pair = closest(doc, docs, vectors)
+    return pair if pair is not None and pair.verdict in SAME else None
 
 
 def _types_compatible(a: str | None, b: str | None) -> bool:

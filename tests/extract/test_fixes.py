@@ -1,0 +1,74 @@
+"""A proven fix as a lesson in general words: one wording per kind of failure."""
+
+from __future__ import annotations
+
+import pytest
+
+from memdir.extract.fixes import Proof, kind_of, lesson
+from memdir.extract.specific import specific_tokens
+
+
+def test_kinds_are_recognised_by_their_output() -> None:
+    def kind(output: str) -> str | None:
+        found = kind_of(output)
+        return found.id if found else None
+
+    assert kind("fatal: The current branch x has no upstream branch.") == "upstream"
+    assert kind("- hook id: black\n- files were modified by this hook") == "formatter-hook"
+    assert kind("bash: pytest: command not found") == "missing-tool"
+    assert kind("ModuleNotFoundError: No module named 'yaml'") == "missing-module"
+    assert kind("AssertionError: 1 != 2") is None  # a code error is not the environment's
+
+
+def _proof(failed: str, output: str, working: str, *steps: str) -> Proof:
+    return Proof(
+        failed, output, output.splitlines()[0], working, steps[-1] if steps else None, steps
+    )
+
+
+LESSONS = [
+    _proof(
+        "git push", "fatal: The current branch a1 has no upstream branch.", "git push -u origin a1"
+    ),
+    _proof(
+        'git commit -m "wip on a1"',
+        "- hook id: ruff-format\n- files were modified by this hook",
+        'git commit -m "wip on a1"',
+        "ruff format src/a.py && git add -u",
+    ),
+    _proof(
+        'git commit -m "wip"',
+        "- files were modified by this hook",
+        'git commit -m "wip"',
+        "git add -u",
+    ),
+    _proof("pytest -k parser", "bash: pytest: command not found", "uv run pytest -k parser"),
+    _proof(
+        "python run.py", "ModuleNotFoundError: No module named 'yaml'", ".venv/bin/python run.py"
+    ),
+    _proof("npm run e2e", "sh: 1: playwright: not found in PATH", "npm run e2e", "npm ci"),
+]
+
+
+@pytest.mark.parametrize("proof", LESSONS, ids=lambda p: p.failed)
+def test_every_lesson_is_stated_in_general_words(proof: Proof) -> None:
+    found = lesson(proof)
+    assert found is not None and found.name and found.how and found.evidence
+    session = ["a1", "wip on a1", "wip", "parser"]
+    assert specific_tokens(f"{found.name}\n{found.statement}", session) == []
+    assert len(found.statement) <= 150  # a whole description, never one cut short
+    assert proof.failed.split()[0] in found.evidence  # the session's own commands stay in Why
+
+
+def test_each_lesson_has_its_own_how_to_apply() -> None:
+    hows = [c.how for p in LESSONS if (c := lesson(p)) is not None]
+    assert len(hows) == len(LESSONS) and len(set(hows)) == len(hows)
+
+
+def test_a_fix_that_skips_the_hook_or_forces_teaches_nothing() -> None:
+    hook = "- hook id: mypy\nerror: Incompatible types"
+    assert lesson(_proof('git commit -m "x"', hook, 'git commit --no-verify -m "x"')) is None
+    assert (
+        lesson(_proof("git push", "fatal: no upstream branch --set-upstream", "git push --force"))
+        is None
+    )
