@@ -20,6 +20,7 @@ from memdir.cli.main import main
 from memdir.config import load_settings
 from memdir.extract.fallback import FallbackExtractor
 from memdir.extract.rule_extractor import RuleExtractor
+from memdir.extract.session_pass import WithSessionLessons
 from memdir.llm.ledger import CostLedger, ledger_path
 from tests.cli.test_hook_cmd import Cli
 
@@ -55,7 +56,9 @@ def test_hooks_extract_with_the_host_model_and_fall_back_to_rules(
     monkeypatch.setattr(memdir.llm.base, "ALLOW_REAL_PROVIDERS", True)  # built, never called
     hc = cli.hook_context(MEMDIR_HOST_MODEL="haiku")
     assert hc.extraction == "model"
-    extractor = default_extractor(hc, "s1")
+    wrapped = default_extractor(hc, "s1")
+    assert isinstance(wrapped, WithSessionLessons)  # the whole-session rules run beside it
+    extractor = wrapped.primary
     assert isinstance(extractor, FallbackExtractor)
     assert isinstance(extractor.fallback, RuleExtractor)
     provider = extractor.primary.provider  # type: ignore[attr-defined]

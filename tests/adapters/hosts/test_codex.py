@@ -16,7 +16,7 @@ from memdir.adapters.hooks.install import FileChange, InstallRecord, plan_instal
 from memdir.adapters.hooks.install import apply as install_apply
 from memdir.adapters.hosts import dialect
 from memdir.adapters.hosts.codex import DIALECT, read_rollout
-from memdir.adapters.hosts.codex_trust import trust_hash, untrusted
+from memdir.adapters.hosts.codex_trust import trust_hash
 from memdir.errors import HookInputError, InstallError
 from tests.adapters.hosts.codex_rollout import Rollout
 
@@ -219,7 +219,7 @@ def test_doctor_names_untrusted_hooks_until_their_hash_is_recorded(tmp_path: Pat
     loc = locations(tmp_path)
     changes = plan_install(DIALECT, "user", loc, ["memdir"], {})
     apply(changes)
-    [problem] = untrusted(DIALECT, loc)
+    [problem] = DIALECT.problems(loc)
     assert problem["kind"] == "codex-hooks-untrusted" and "5 of memdir's" in problem["detail"]
     hooks_file = loc.home / ".codex" / "hooks.json"
     groups = json.loads(hooks_file.read_text())["hooks"]
@@ -230,17 +230,17 @@ def test_doctor_names_untrusted_hooks_until_their_hash_is_recorded(tmp_path: Pat
         lines.append(f'[hooks.state."{key}"]\ntrusted_hash = "{digest}"\n')
     with (loc.home / ".codex" / "config.toml").open("a") as fh:
         fh.write("\n" + "\n".join(lines[:4]))
-    [problem] = untrusted(DIALECT, loc)
+    [problem] = DIALECT.problems(loc)
     assert "1 of memdir's" in problem["detail"]
     with (loc.home / ".codex" / "config.toml").open("a") as fh:
         fh.write("\n" + lines[4])
-    assert untrusted(DIALECT, loc) == []
+    assert DIALECT.problems(loc) == []
 
 
 def test_doctor_names_an_untrusted_project(tmp_path: Path) -> None:
     loc = locations(tmp_path)
     apply(plan_install(DIALECT, "project", loc, ["memdir"], {}))
-    [problem] = untrusted(DIALECT, loc)
+    [problem] = DIALECT.problems(loc)
     assert problem["kind"] == "codex-project-untrusted"
 
 

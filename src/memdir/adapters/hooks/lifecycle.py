@@ -157,5 +157,12 @@ def default_extractor(hc: HookContext, session_id: str | None = None) -> Extract
             provider=hc.dialect.model_provider,
         )
         if provider is not None:  # the host model's failures fall back to the rules
-            return FallbackExtractor(AgentExtractor(provider, store, cwd=cwd), RuleExtractor(store))
+            from memdir.extract.session_pass import WithSessionLessons
+
+            # the whole-session rules (a fix proven over several turns) run beside the model,
+            # so the hook path saves what `memdir extract` saves over the same session
+            agent = FallbackExtractor(
+                AgentExtractor(provider, store, cwd=cwd), RuleExtractor(store)
+            )
+            return WithSessionLessons(agent, store)
     return RuleExtractor(store)

@@ -217,7 +217,7 @@ class Codex:
     name = "codex"
     title = "Codex CLI"
     events: Mapping[str, str] = EVENTS
-    scopes = ("user", "project")
+    scopes: tuple[str, ...] = ("user", "project")
     headless: str | None = "codex exec"
     model_provider: str | None = None
 
@@ -276,7 +276,7 @@ class Codex:
     def problems(self, loc: Locations) -> list[dict[str, str]]:
         from memdir.adapters.hosts.codex_trust import untrusted
 
-        return untrusted(self, loc)
+        return untrusted(self, loc, codex_home(loc.env, loc.home))
 
 
 DIALECT = Codex()

@@ -23,8 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from memdir.adapters.hooks.dialect import Locations
-    from memdir.adapters.hosts.codex import Codex
+    from memdir.adapters.hooks.dialect import Installable, Locations
 
 DEFAULT_TIMEOUT = 600
 SESSION_END_TIMEOUT = 1
@@ -80,11 +79,9 @@ def _memdir_hooks(hooks_file: Path, commands: set[str]) -> list[tuple[str, str, 
     return found
 
 
-def untrusted(dialect: Codex, loc: Locations) -> list[dict[str, str]]:
-    """Doctor problems: memdir's Codex hooks that will not run until the user trusts them."""
-    from memdir.adapters.hosts.codex import codex_home
-
-    home = codex_home(loc.env, loc.home)
+def untrusted(dialect: Installable, loc: Locations, home: Path) -> list[dict[str, str]]:
+    """Doctor problems: memdir's Codex hooks that will not run until the user trusts them
+    (``home``: Codex's ``$CODEX_HOME``, whose ``config.toml`` holds the trust)."""
     config = _load(home / "config.toml")
     config = config if isinstance(config, dict) else {}
     state = (

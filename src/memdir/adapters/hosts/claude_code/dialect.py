@@ -92,7 +92,7 @@ class ClaudeCode:
     name = "claude-code"
     title = "Claude Code"
     events: Mapping[str, str] = EVENTS
-    scopes = ("user", "project")
+    scopes: tuple[str, ...] = ("user", "project")
     headless: str | None = "claude -p"
     model_provider: str | None = "claude-code"
 
