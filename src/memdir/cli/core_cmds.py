@@ -280,7 +280,13 @@ def cmd_doctor(ctx: CliContext) -> int:
     summary["problems"] = problems
     if ctx.args.fix is not None:
         summary["fixed"] = fixed
+    from memdir.cli.status_cmd import installed_summary
+
+    summary["hosts"] = hosts = installed_summary(ctx)
     text = [f"memory dir: {store.root}", f"memories:   {diagnosis.memories}"]
+    for h in hosts:
+        runs = f"{h['hooks']} hooks + MCP server" if h["hooks"] else "MCP server"
+        text.append(f"installed:  {h['host']} ({runs})")
     text += [f"{'fixed' if f['ok'] else 'not fixed':22} {f['path']}  {f['action']}" for f in fixed]
     text += [f"{p['kind']:22} {p['path']}  {p['detail']}".rstrip() for p in problems]
     text += [f"{i['status']:22} {i['path']}  {i['reason']}" for i in diagnosis.inactive]

@@ -29,6 +29,7 @@ def status_payload(ctx: CliContext) -> dict[str, Any]:
     spec = background_spec(settings)
     return {
         "memory_dir": str(ctx.memory_dir),
+        "hosts": installed_summary(ctx),
         "background_model": spec,
         "background_model_source": (
             settings.sources.get("model") if settings.model else settings.sources.get("host_model")
@@ -46,6 +47,27 @@ def status_payload(ctx: CliContext) -> dict[str, Any]:
     }
 
 
+def installed_summary(ctx: CliContext) -> list[dict[str, Any]]:
+    """Each host memdir is installed in, its files, and the model its background work uses."""
+    from memdir.adapters.hooks.hostmodel import background_spec
+    from memdir.adapters.hooks.install import InstallRecord, installed_hosts
+    from memdir.adapters.hosts import DIALECTS, dialect
+    from memdir.errors import InstallError
+
+    try:
+        record = InstallRecord(ctx.settings.memdir_home).load()
+    except InstallError:
+        return []
+    out = []
+    for host, files in installed_hosts(record).items():
+        hooks = sum(f["hooks"] for f in files)
+        model = None
+        if hooks and host in DIALECTS:
+            model = background_spec(ctx.settings, dialect(host).model_provider)
+        out.append({"host": host, "files": files, "hooks": hooks, "background_model": model})
+    return out
+
+
 def _text(p: dict[str, Any]) -> str:
     host = p["host_model"]
     today = host["today"]
@@ -59,6 +81,15 @@ def _text(p: dict[str, Any]) -> str:
         f"today             ${today['cost_usd']:.4f} of ${host['budget_usd']:.2f} "
         f"in {today['calls']} calls ({today['input_tokens']}+{today['output_tokens']} tokens)",
     ]
+    for h in p["hosts"]:
+        runs = f"{h['hooks']} hooks + MCP server" if h["hooks"] else "MCP server"
+        model = (
+            f"; background model {h['background_model'] or 'none (offline)'}" if h["hooks"] else ""
+        )
+        where = ", ".join(f["path"] for f in h["files"])
+        lines.append(f"installed in      {h['host']}: {runs}{model} ({where})")
+    if not p["hosts"]:
+        lines.append("installed in      no host (memdir install <host>)")
     sessions = [{"session": s, "cost": f"${c:.4f}"} for s, c in today["by_session"].items()]
     if sessions:
         lines += ["", table(sessions, ["session", "cost"])]

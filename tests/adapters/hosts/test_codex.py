@@ -248,3 +248,35 @@ def _split(event: str) -> list[str]:
     import re
 
     return re.findall(r"[A-Z][a-z]*", event)
+
+
+def test_status_and_doctor_list_each_installed_host(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    home, project = tmp_path / "home", tmp_path / "proj"
+    (project / ".git").mkdir(parents=True)
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMDIR_", "CODEX_"))}
+    env.update(HOME=str(home), MEMDIR_HOST_MODEL="off")
+
+    def memdir(*args: str) -> Any:
+        proc = subprocess.run(
+            [sys.executable, "-m", "memdir", "--json", *args],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        return json.loads(proc.stdout)
+
+    memdir("install", "codex", "--project")
+    memdir("install", "claude-code", "--project")
+    status = {h["host"]: h for h in memdir("status")["hosts"]}
+    assert status["codex"]["hooks"] == 5 and status["claude-code"]["hooks"] == 5
+    assert status["codex"]["background_model"] is None  # no model configured: offline
+    doctor = memdir("doctor")
+    assert {h["host"] for h in doctor["hosts"]} == {"codex", "claude-code"}
+    assert "codex-project-untrusted" in {p["kind"] for p in doctor["problems"]}

@@ -228,6 +228,19 @@ def _same_config(original: str, text: str | None, target: Target) -> bool:
         return False
 
 
+def installed_hosts(record: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """What ``installs.json`` says each host has: per host, its files with their hooks and
+    whether the MCP server is there (``memdir status`` and ``doctor`` list them)."""
+    hosts: dict[str, list[dict[str, Any]]] = {}
+    for path, added in sorted(record.items()):
+        if not isinstance(added, dict) or not isinstance(added.get("host"), str):
+            continue
+        hooks = [h for h in added.get("hooks", []) if isinstance(h, str)]
+        entry = {"path": path, "hooks": len(hooks), "mcp_server": bool(added.get("server"))}
+        hosts.setdefault(added["host"], []).append(entry)
+    return hosts
+
+
 def _same(text: str, value: Any) -> bool:
     try:
         return bool(json.loads(text) == value)
