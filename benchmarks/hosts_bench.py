@@ -1,0 +1,173 @@
+"""Every host's hooks as the host runs them, and what memdir adds to a real ``codex exec``.
+
+    nice .venv/bin/python benchmarks/hosts_bench.py [--n 2000] [--runs 10] [--exec-runs 5]
+
+Issue #27's targets: per host, at 2,000 memories with the recall daemon up, every hook p50
+≤ 100 ms as a process; ``codex exec`` with memdir installed (hooks + MCP) within +0.5 s of bare
+(median of 5, same run).
+
+1. Hooks: for each host (``claude-code``, ``codex``) and each event, the real console script
+   ``memdir hook [--host codex] <event>`` as one process per call, the host's own hook JSON on
+   stdin and a one-turn transcript in the host's own format (Claude Code's JSONL, Codex's
+   rollout), N synthetic memories (``benchmarks/scale.py``), the search index built once first
+   (not timed); each call starts once the workers of the call before have finished.
+2. ``codex exec`` (the pinned CLI of tests/realhost, against the fake Responses API on
+   127.0.0.1, isolated HOME): bare, then with ``memdir install codex --project`` trusted as a
+   user would; one untimed run each first (the daemon's start, Codex's first-run files).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the harness in tests/realhost
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import machine, percentile, table
+from hook_bench import MEMDIR, timed
+from hook_events_bench import daemon, settle
+from hook_events_bench import payload as claude_payload
+from scale import generate
+
+CODEX_EVENTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "session-start": ("SessionStart", {"source": "startup", "permission_mode": "default"}),
+    "user-prompt-submit": ("UserPromptSubmit", {"prompt": "how do we deploy the service"}),
+    "stop": ("Stop", {"stop_hook_active": False, "last_assistant_message": "fly.io"}),
+    "pre-compact": ("PreCompact", {"trigger": "auto"}),
+    "session-end": ("SessionEnd", {"reason": "other"}),
+}
+
+
+def rollout(path: Path, session: str) -> None:
+    """A one-turn Codex rollout (the line shapes Codex 0.171 writes)."""
+
+    def line(n: int, role: str, text: str, kind: str) -> str:
+        part = "output_text" if role == "assistant" else "input_text"
+        meta = {"content_item_kinds": [kind]}
+        payload = {"type": "message", "role": role, "content": [{"type": part, "text": text}],
+                   "internal_chat_message_metadata_passthrough": meta}  # fmt: skip
+        row = {"timestamp": "2026-01-01T00:00:00.000Z", "ordinal": n, "type": "response_item",
+               "payload": payload}  # fmt: skip
+        return json.dumps(row)
+
+    meta = {"timestamp": "2026-01-01T00:00:00.000Z", "ordinal": 0, "type": "session_meta",
+            "payload": {"id": session}}  # fmt: skip
+    lines = [json.dumps(meta), line(1, "user", "how do we deploy?", "user.text"),
+             line(2, "assistant", "fly.io", "unknown")]  # fmt: skip
+    path.write_text("\n".join(lines) + "\n")
+
+
+def codex_payload(event: str, project: Path, home: Path) -> str:
+    session = str(uuid.uuid4())
+    path = home / ".codex" / "sessions" / "2026" / "01" / "01" / f"rollout-{session}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rollout(path, session)
+    name, extra = CODEX_EVENTS[event]
+    body = {"session_id": session, "turn_id": session, "transcript_path": str(path),
+            "cwd": str(project), "hook_event_name": name, "model": "gpt-5", **extra}  # fmt: skip
+    return json.dumps(body)
+
+
+def hooks(n: int, runs: int, workdir: Path) -> list[list[Any]]:
+    home, project, memory = workdir / "home", workdir / "project", workdir / "memory"
+    for d in (home, project / ".git"):
+        d.mkdir(parents=True, exist_ok=True)
+    if not memory.exists():
+        generate(memory, n)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "MEMDIR_"))}
+    env.update(HOME=str(home), MEMDIR_DAEMON_IDLE="600", MEMDIR_HOST_MODEL="off")
+    base = [*MEMDIR, "--dir", str(memory)]
+    subprocess.run([*base, "recall", "warm up the index"], env=env, cwd=project,
+                   capture_output=True)  # fmt: skip
+    daemon(base, env, project, "start")
+    rows: list[list[Any]] = []
+    for host in ("claude-code", "codex"):
+        flag = [] if host == "claude-code" else ["--host", host]
+        for event in CODEX_EVENTS:
+            calls = []
+            for _ in range(runs + 1):
+                settle()
+                body = (
+                    claude_payload(event, project, workdir)
+                    if host == "claude-code"
+                    else codex_payload(event, project, home)
+                )
+                calls.append(timed([*base, "hook", *flag, event], env, project, body))
+            calls = calls[1:]  # the first call of each event warms what it loads
+            rows.append([n, host, event, len(calls), percentile(calls, 50), percentile(calls, 95)])
+    daemon(base, env, project, "stop")
+    return rows
+
+
+def codex_exec(runs: int, workdir: Path) -> list[list[Any]]:
+    from tests.realhost.codex_host import MISSING_CLI, CodexHost, find_cli
+    from tests.realhost.fake_openai import FakeOpenAI
+
+    cli = find_cli()
+    if cli is None:
+        raise SystemExit(MISSING_CLI)
+    rows: list[list[Any]] = []
+    with FakeOpenAI() as api:
+        bare = CodexHost(cli=cli, api=api, root=workdir / "bare")
+        with_memdir = CodexHost(cli=cli, api=api, root=workdir / "memdir")
+        subprocess.run(["git", "init", "-q", str(with_memdir.project)], check=True)
+        with_memdir.extra_env["MEMDIR_HOST_MODEL"] = "off"
+        with_memdir.memdir("install", "codex", "--project")
+        with_memdir.trust_project()
+        with_memdir.trust_hooks()
+        medians = {}
+        try:
+            for label, codex in (("bare", bare), ("hooks + MCP", with_memdir)):
+                codex.exec("warm up")  # untimed: the daemon's start, Codex's first-run files
+                times = []
+                for i in range(runs):
+                    settle()
+                    started = time.perf_counter()
+                    codex.exec(f"how do we deploy the service? ({i})")
+                    times.append(time.perf_counter() - started)
+                medians[label] = statistics.median(times)
+                added = medians[label] - medians["bare"]
+                rows.append([label, runs, f"{medians[label]:.2f}", f"{min(times):.2f}",
+                             f"{added:+.2f}"])  # fmt: skip
+        finally:
+            with_memdir.stop_daemon()
+    return rows
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--n", type=int, default=2000)
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--exec-runs", type=int, default=5)
+    args = parser.parse_args(argv)
+    workdir = Path(tempfile.mkdtemp(prefix="memdir-hosts-"))
+    try:
+        hook_rows = hooks(args.n, args.runs, workdir / "hooks")
+        exec_rows = codex_exec(args.exec_runs, workdir / "exec")
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    head = ["memories", "host", "hook (one process, daemon up)", "n", "p50 ms", "p95 ms"]
+    load = os.getloadavg()
+    print(
+        f"Command: `nice .venv/bin/python benchmarks/hosts_bench.py --n {args.n} --runs "
+        f"{args.runs} --exec-runs {args.exec_runs}`  \nMachine: {machine()}; load average at "
+        f"the end {load[0]:.1f}.\n\n{table(hook_rows, head)}\n\n"
+        + table(exec_rows, ["codex exec", "runs", "median s", "min s", "added over bare s"])
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
