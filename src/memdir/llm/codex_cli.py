@@ -220,6 +220,7 @@ class HostCliProvider:
         started = time.monotonic()
         work = Path(tempfile.mkdtemp(prefix="memdir-codex-"))
         prompt = render_prompt(request.messages)
+        sent = f"{request.system_text}\n\n{prompt}"  # what a killed child's tokens are guessed from
         spent = False
         try:
             work.chmod(0o700)
@@ -242,7 +243,7 @@ class HostCliProvider:
                 call = io.build_call(prompt, **common)
                 await self._spawn(cli, call, stream, work, request.timeout, stop)
         except ProviderError as exc:
-            self._record(stream, started, prompt if spent else None, error=str(exc))
+            self._record(stream, started, sent if spent else None, error=str(exc))
             raise
         finally:
             shutil.rmtree(work, ignore_errors=True)
@@ -251,7 +252,7 @@ class HostCliProvider:
         if error is None and not stream.done and not stopped:
             tail = f": {stream.stderr}" if stream.stderr else ""
             error = HostModelUnavailableError(f"the Codex CLI ended without a result{tail}")
-        cost = self._record(stream, started, prompt, error=str(error) if error else None)
+        cost = self._record(stream, started, sent, error=str(error) if error else None)
         if error is not None:
             raise error
         return stream, cost
@@ -350,7 +351,8 @@ class HostCliProvider:
         usage = stream.usage
         estimated_usage = usage is None and prompt is not None
         if usage is None:
-            usage = Usage(input_tokens=estimate_tokens(prompt)) if prompt is not None else Usage()
+            guess = max(estimate_tokens(prompt), 1) if prompt is not None else 0
+            usage = Usage(input_tokens=guess)
         cost = io.estimate_cost(self.model_label, usage)
         self.calls += 1
         self.cost_usd += cost

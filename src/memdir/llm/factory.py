@@ -58,8 +58,8 @@ def provider_from_spec(
 ) -> Provider:
     """The provider ``spec`` names, configured from ``env``; ``ProviderConfigError`` if invalid.
 
-    ``ledger`` and ``cwd`` matter to ``claude-code`` and ``codex`` only (cost records and the daily budget;
-    the child's working directory)."""
+    ``ledger`` and ``cwd`` matter to the host CLIs only (``claude-code``, ``codex``): cost
+    records and the daily budget, the child's working directory."""
     kind, sep, rest = spec.strip().partition(":")
     kind = kind.lower()
     rest = rest.strip()
