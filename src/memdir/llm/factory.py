@@ -12,6 +12,9 @@ Specs::
     claude-code:<model>            the user's own Claude Code CLI (``claude -p``), any model name
                                    it accepts (haiku, sonnet, ...); auth as the CLI has it; costs
                                    go to ``ledger`` (the daily budget) when one is given
+    codex:<model>                  the user's own Codex CLI (``codex exec``); ``codex:default``
+                                   (or a Claude alias such as haiku) uses the model configured
+                                   in Codex; tokens and an estimated cost go to ``ledger``
 
 The environment is a parameter, never ``os.environ``: only entry points read the process
 environment. Network providers come back wrapped in ``RetryingProvider``; the local llama.cpp
@@ -33,7 +36,7 @@ if TYPE_CHECKING:
 
 SPEC_HELP = (
     "expected anthropic:<model>, openai:<model>[@<base_url>], llamacpp:<file.gguf|smollm2>, "
-    "scripted:<replies.json> or claude-code:<model>"
+    "scripted:<replies.json>, claude-code:<model> or codex:<model>"
 )
 
 
@@ -55,8 +58,8 @@ def provider_from_spec(
 ) -> Provider:
     """The provider ``spec`` names, configured from ``env``; ``ProviderConfigError`` if invalid.
 
-    ``ledger`` and ``cwd`` matter to ``claude-code`` only (cost records and the daily budget;
-    the child's working directory)."""
+    ``ledger`` and ``cwd`` matter to the host CLIs only (``claude-code``, ``codex``): cost
+    records and the daily budget, the child's working directory."""
     kind, sep, rest = spec.strip().partition(":")
     kind = kind.lower()
     rest = rest.strip()
@@ -104,6 +107,11 @@ def provider_from_spec(
         # No RetryingProvider: the CLI retries transient API errors itself, and a host-model
         # failure must fall back offline at once rather than be waited out.
         return ClaudeCodeProvider(rest, env=env, ledger=ledger, cwd=cwd)
+    if kind == "codex":
+        from memdir.llm.codex_cli import HostCliProvider
+
+        # No RetryingProvider, for the same reason as claude-code.
+        return HostCliProvider(rest, env=env, ledger=ledger, cwd=cwd)
     if kind == "scripted":
         from memdir.llm.script_file import load_script
 

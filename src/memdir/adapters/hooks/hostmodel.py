@@ -33,6 +33,7 @@ HOST_SPEC_PREFIX = "claude-code:"
 # ``find_cli(env) -> str | None``. A host's dialect names its prefix (``model_provider``).
 HOST_PROVIDERS = {
     "claude-code": "memdir.llm.claude_code",
+    "codex": "memdir.llm.codex_cli",
 }
 
 

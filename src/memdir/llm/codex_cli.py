@@ -1,0 +1,435 @@
+"""The ``codex`` provider: memdir's background model calls through the user's own Codex CLI.
+
+The twin of :mod:`memdir.llm.claude_code` for Codex CLI (pinned and verified: 0.171). Each call
+is one ``codex exec --json`` child with the user's own login and config, stripped to memdir's
+prompt and memdir's tools (the flags and why: :mod:`memdir.llm.codex_cli_io`). Before the child
+starts, ``codex mcp list --json`` names the user's MCP servers so each can be switched off for
+the child.
+
+* :meth:`HostCliProvider.complete` — the ``Provider`` protocol. Plain requests map directly;
+  structured ones use ``--output-schema`` when the schema is one OpenAI's strict mode accepts,
+  else the schema goes into the instructions, and the reply is parsed either way. A request with
+  tools runs the relay in *capture* mode: the tool calls of the model's first response are
+  returned to the caller and never run (later calls are refused), as with Claude Code.
+* :meth:`HostCliProvider.run_tool_loop` — a whole agent run in one child, every tool call coming
+  back through the relay (:mod:`memdir.llm.relay_mcp`) to the caller's ``execute``. ``codex
+  exec`` has no turn limit, so memdir bounds the run itself: at most ``max_turns *
+  CALLS_PER_TURN`` tool calls run; later ones are answered with an error asking the model to
+  finish, and a model that keeps calling is stopped (``stop_reason="max_turns"``).
+
+Failures never hang a hook: a missing executable, a logged-out CLI (a refused key ends the
+child at the first error event), a failed call or the timeout (the child's process group is
+killed) raise :class:`~memdir.errors.HostModelUnavailableError`; a spent daily budget raises
+:class:`~memdir.errors.BudgetExhaustedError` before anything starts. Every call that started a
+child is recorded in the cost ledger with its tokens and an *estimated* cost
+(:data:`~memdir.llm.codex_cli_io.PRICES`); a child killed before it reported usage is recorded
+with its prompt's estimated input tokens, so the budget still counts it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import memdir
+from memdir.errors import HostModelUnavailableError, ProviderError
+from memdir.llm import codex_cli_io as io
+from memdir.llm.base import (
+    Completion,
+    CompletionRequest,
+    LoopResult,
+    ToolExecutor,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+    estimate_tokens,
+    parse_json_output,
+    require_real_providers_allowed,
+)
+from memdir.llm.claude_code_io import render_prompt
+from memdir.llm.ledger import CostLedger
+from memdir.llm.tool_relay import ToolRelay
+
+DEFAULT_TIMEOUT = 300.0
+LIST_TIMEOUT = 20.0
+LINE_LIMIT = 64 * 1024 * 1024  # one JSON line can hold a whole tool result
+STDERR_TAIL = 400
+CALLS_PER_TURN = 4
+LATE_CALLS_ALLOWED = 2
+CAPTURED = "(not run here: memdir runs this tool call itself)"
+CAPTURE_CLOSED = "memdir takes only the first response's tool calls: reply with text, no tools."
+LIMIT_REACHED = (
+    "memdir's tool-call limit for this run is reached: call no more tools and reply with a "
+    "short final message."
+)
+PYTHONPATH = str(Path(memdir.__file__).resolve().parent.parent)  # where the relay imports from
+
+
+def find_cli(env: Mapping[str, str]) -> str | None:
+    """The CLI to run: ``MEMDIR_CODEX_CLI`` when set, else ``codex`` on the env's PATH."""
+    explicit = env.get("MEMDIR_CODEX_CLI", "").strip()
+    if explicit:
+        return explicit if Path(explicit).is_file() else None
+    return shutil.which("codex", path=env.get("PATH") or os.defpath)
+
+
+def strict_schema(schema: Any) -> bool:
+    """True when OpenAI's strict structured output accepts ``schema`` as it is: every object
+    closed (``additionalProperties: false``) with every property required."""
+    if isinstance(schema, list):
+        return all(strict_schema(s) for s in schema)
+    if not isinstance(schema, dict):
+        return True
+    if schema.get("type") == "object" or "properties" in schema:
+        props = schema.get("properties") or {}
+        if schema.get("additionalProperties") is not False:
+            return False
+        if sorted(schema.get("required") or []) != sorted(props):
+            return False
+    return all(strict_schema(v) for k, v in schema.items() if k not in ("required", "enum"))
+
+
+class HostCliProvider:
+    """``Provider`` over ``codex exec``; also runs whole tool loops (``run_tool_loop``)."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        env: Mapping[str, str],
+        ledger: CostLedger | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        cwd: Path | None = None,
+        purpose: str | None = None,
+        session: str | None = None,
+        python: str = sys.executable,
+    ) -> None:
+        require_real_providers_allowed("codex")
+        self.model = model
+        self.env = dict(env)
+        self.ledger = ledger
+        self.timeout = timeout
+        self.cwd = cwd  # the project; the child itself runs in an empty private dir
+        self.purpose = purpose
+        self.session = session
+        self.python = python
+        self.calls, self.cost_usd, self.input_tokens, self.output_tokens = 0, 0.0, 0, 0
+
+    @property
+    def model_label(self) -> str:
+        return io.DEFAULT_MODEL_LABEL if io.is_default_model(self.model) else self.model
+
+    def totals(self) -> dict[str, Any]:
+        """What this provider's calls cost so far (for a caller's own log row)."""
+        return {
+            "calls": self.calls,
+            "cost_usd": round(self.cost_usd, 6),
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+        }
+
+    # -- the Provider protocol ------------------------------------------------------------
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        if not request.tools:
+            stream, _ = await self._call(request)
+            usage = stream.usage or Usage()
+            if request.json_schema is None:
+                return Completion(text=stream.final_text, usage=usage)
+            value = parse_json_output(stream.final_text)
+            return Completion(text=json.dumps(value), parsed_json=value, usage=usage)
+
+        captured: list[ToolUseBlock] = []
+        holder: list[io.Stream] = []
+
+        async def capture(call: ToolUseBlock) -> ToolResultBlock:
+            if holder and holder[0].text_after_tools:
+                return ToolResultBlock(call.id, CAPTURE_CLOSED, is_error=True)
+            captured.append(call)
+            return ToolResultBlock(call.id, CAPTURED)
+
+        stream, _ = await self._call(request, execute=capture, holder=holder)
+        first = stream.messages[0] if stream.messages else None
+        text = first.text if first is not None and captured else stream.final_text
+        return Completion(
+            text=text,
+            tool_calls=captured,
+            stop_reason="tool_use" if captured else "end_turn",
+            usage=stream.usage or Usage(),
+        )
+
+    # -- hosted tool loops ----------------------------------------------------------------
+
+    async def run_tool_loop(
+        self, request: CompletionRequest, execute: ToolExecutor, *, max_turns: int
+    ) -> LoopResult:
+        """One child runs the loop; tools run via ``execute``, at most ``max_turns *
+        CALLS_PER_TURN`` of them."""
+        limit = max(max_turns, 1) * CALLS_PER_TURN
+        counts = {"calls": 0, "late": 0}
+        stop = asyncio.Event()
+
+        async def bounded(call: ToolUseBlock) -> ToolResultBlock:
+            counts["calls"] += 1
+            if counts["calls"] <= limit:
+                return await execute(call)
+            counts["late"] += 1
+            if counts["late"] > LATE_CALLS_ALLOWED:
+                stop.set()
+            return ToolResultBlock(call.id, LIMIT_REACHED, is_error=True)
+
+        stream, cost = await self._call(request, execute=bounded, stop=stop)
+        return LoopResult(
+            messages=stream.messages,
+            turns=stream.turns,
+            usage=stream.usage or Usage(),
+            stop_reason="max_turns" if counts["late"] else "end_turn",
+            cost_usd=cost,
+        )
+
+    # -- one child ------------------------------------------------------------------------
+
+    async def _call(
+        self,
+        request: CompletionRequest,
+        *,
+        execute: ToolExecutor | None = None,
+        stop: asyncio.Event | None = None,
+        holder: list[io.Stream] | None = None,
+    ) -> tuple[io.Stream, float]:
+        if self.ledger is not None:
+            self.ledger.check()
+        cli = find_cli(self.env)
+        if cli is None:
+            raise HostModelUnavailableError(
+                "the Codex CLI (`codex`) is not installed or not on PATH"
+            )
+        stream = io.Stream()
+        if holder is not None:
+            holder.append(stream)
+        started = time.monotonic()
+        work = Path(tempfile.mkdtemp(prefix="memdir-codex-"))
+        prompt = render_prompt(request.messages)
+        sent = f"{request.system_text}\n\n{prompt}"  # what a killed child's tokens are guessed from
+        spent = False
+        try:
+            work.chmod(0o700)
+            servers = await self._user_servers(cli, work, request.timeout)
+            system, schema_file = self._instructions(request, work)
+            (work / "instructions.md").write_text(system, encoding="utf-8")
+            common: dict[str, Any] = {
+                "model": self.model,
+                "instructions_file": str(work / "instructions.md"),
+                "schema_file": schema_file,
+                "user_servers": servers,
+            }
+            spent = True
+            if execute is not None and request.tools:
+                async with ToolRelay(request.tools, execute) as relay:
+                    server = io.RelayServer(self.python, str(relay.socket), PYTHONPATH)
+                    call = io.build_call(prompt, relay=server, **common)
+                    await self._spawn(cli, call, stream, work, request.timeout, stop)
+            else:
+                call = io.build_call(prompt, **common)
+                await self._spawn(cli, call, stream, work, request.timeout, stop)
+        except ProviderError as exc:
+            self._record(stream, started, sent if spent else None, error=str(exc))
+            raise
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        stopped = stop is not None and stop.is_set()
+        error = stream.failure
+        if error is None and not stream.done and not stopped:
+            tail = f": {stream.stderr}" if stream.stderr else ""
+            error = HostModelUnavailableError(f"the Codex CLI ended without a result{tail}")
+        cost = self._record(stream, started, sent, error=str(error) if error else None)
+        if error is not None:
+            raise error
+        return stream, cost
+
+    def _instructions(self, request: CompletionRequest, work: Path) -> tuple[str, str | None]:
+        """memdir's system prompt, and the ``--output-schema`` file when the schema allows."""
+        system = request.system_text
+        schema = request.json_schema
+        if schema is None:
+            return system, None
+        if strict_schema(schema):
+            path = work / "schema.json"
+            path.write_text(json.dumps(schema), encoding="utf-8")
+            return system, str(path)
+        return (
+            f"{system}\n\nReply with only a JSON value (no prose, no code fence) matching this "
+            f"JSON Schema:\n{json.dumps(schema)}",
+            None,
+        )
+
+    async def _user_servers(self, cli: str, work: Path, timeout: float | None) -> list[str]:
+        """The user's MCP server names (``codex mcp list --json``), to switch each off."""
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                cli,
+                "mcp",
+                "list",
+                "--json",
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=io.child_env(self.env),
+                cwd=str(work),
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise HostModelUnavailableError(f"cannot start the Codex CLI: {exc}") from None
+        try:
+            async with asyncio.timeout(min(timeout or LIST_TIMEOUT, LIST_TIMEOUT)):
+                out, err = await proc.communicate()
+        except TimeoutError:
+            raise HostModelUnavailableError(
+                "`codex mcp list` did not answer within its time limit"
+            ) from None
+        finally:
+            await _end(proc)
+        try:
+            if proc.returncode != 0:
+                raise ValueError(_tail(err) or f"exit status {proc.returncode}")
+            return io.server_names(out.decode("utf-8", "replace"))
+        except (ValueError, KeyError) as exc:
+            raise HostModelUnavailableError(
+                f"cannot list the user's Codex MCP servers (`codex mcp list --json`): {exc}"
+            ) from None
+
+    async def _spawn(
+        self,
+        cli: str,
+        call: io.ChildCall,
+        stream: io.Stream,
+        work: Path,
+        timeout: float | None,
+        stop: asyncio.Event | None,
+    ) -> None:
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                cli,
+                *call.args,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=io.child_env(self.env),
+                cwd=str(work),
+                limit=LINE_LIMIT,
+                start_new_session=True,  # so a timeout can kill the CLI and its MCP child
+            )
+        except OSError as exc:
+            raise HostModelUnavailableError(f"cannot start the Codex CLI: {exc}") from None
+        limit = timeout or self.timeout
+        try:
+            async with asyncio.timeout(limit):
+                await _drive(proc, call.prompt, stream, stop)
+        except TimeoutError:
+            raise HostModelUnavailableError(
+                f"the Codex CLI did not answer within {limit:g}s"
+            ) from None
+        except (OSError, ValueError) as exc:  # a broken pipe, an unreadable stream
+            raise HostModelUnavailableError(f"reading the Codex CLI failed: {exc}") from None
+        finally:
+            await _end(proc)
+
+    def _record(
+        self, stream: io.Stream, started: float, prompt: str | None, *, error: str | None
+    ) -> float:
+        """Book one call; returns its estimated cost. ``prompt`` is None when no child ran."""
+        usage = stream.usage
+        estimated_usage = usage is None and prompt is not None
+        if usage is None:
+            guess = max(estimate_tokens(prompt), 1) if prompt is not None else 0
+            usage = Usage(input_tokens=guess)
+        cost = io.estimate_cost(self.model_label, usage)
+        self.calls += 1
+        self.cost_usd += cost
+        self.input_tokens += usage.input_tokens
+        self.output_tokens += usage.output_tokens
+        if self.ledger is not None:
+            self.ledger.record(
+                {
+                    "session": self.session,
+                    "purpose": self.purpose,
+                    "host": "codex",
+                    "model": self.model_label,
+                    "cost_usd": round(cost, 6),
+                    "cost_estimated": True,
+                    "usage_estimated": estimated_usage,
+                    "input_tokens": usage.input_tokens,
+                    "output_tokens": usage.output_tokens,
+                    "cache_read_tokens": usage.cache_read_tokens,
+                    "cache_write_tokens": usage.cache_write_tokens,
+                    "turns": stream.turns,
+                    "ms": round((time.monotonic() - started) * 1000, 1),
+                    "error": error,
+                }
+            )
+        return cost
+
+
+async def _drive(
+    proc: asyncio.subprocess.Process,
+    prompt: str,
+    stream: io.Stream,
+    stop: asyncio.Event | None,
+) -> None:
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    with contextlib.suppress(ConnectionError):
+        proc.stdin.write(prompt.encode("utf-8"))
+        await proc.stdin.drain()
+        proc.stdin.close()
+    err_task = asyncio.ensure_future(proc.stderr.read())
+    out = proc.stdout
+
+    async def read() -> None:
+        while line := await out.readline():
+            stream.feed(line)
+            if stream.failure is not None:
+                return  # e.g. a refused key: no retry will fix it, stop waiting now
+        await proc.wait()
+
+    stopper: Callable[[], Awaitable[Any]] = stop.wait if stop is not None else asyncio.Event().wait
+    reader = asyncio.ensure_future(read())
+    waiter = asyncio.ensure_future(stopper())
+    try:
+        await asyncio.wait({reader, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        if reader.done():
+            reader.result()
+        if not stream.done and stream.failure is None and reader.done():
+            with contextlib.suppress(Exception):
+                err = await asyncio.wait_for(err_task, 1.0)
+                stream.stderr = _tail(err)
+    finally:
+        for task in (reader, waiter, err_task):
+            task.cancel()
+
+
+def _tail(raw: bytes) -> str:
+    lines = raw.decode("utf-8", "replace").splitlines()
+    # Codex's own start-up warnings are noise here (PATH aliases, bubblewrap, model metadata).
+    kept = [ln for ln in lines if ln.strip() and not ln.startswith(("WARNING:", "warning:"))]
+    return " ".join(" ".join(kept).split())[-STDERR_TAIL:]
+
+
+async def _end(proc: asyncio.subprocess.Process) -> None:
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(proc.wait(), 5.0)
+
+
+__all__ = ["CALLS_PER_TURN", "DEFAULT_TIMEOUT", "HostCliProvider", "find_cli", "strict_schema"]
