@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -191,3 +192,42 @@ def test_a_bad_day_never_blocks_codex(installed: CodexHost, breakage: str) -> No
     proc = installed.exec("Say something.", timeout=60)
     assert "Still here." in proc.stdout
     assert installed.api.model_requests(), "no model request: the turn was blocked"
+
+
+def test_two_hosts_at_the_same_moment_lose_no_write(host: ClaudeHost, installed: CodexHost) -> None:
+    """Claude Code and Codex in one repository at once (real processes): both extractions
+    write into the one memory dir; neither memory nor its MEMORY.md line is lost."""
+    import threading
+
+    host.install()
+    errors: list[BaseException] = []
+
+    def run(fn: Any) -> None:
+        try:
+            fn()
+        except BaseException as exc:  # reported below, on the test's thread
+            errors.append(exc)
+
+    jobs = [
+        threading.Thread(
+            target=run, args=(lambda: host.prompt("Remember that the cache server is kiwi-9."),)
+        ),
+        threading.Thread(
+            target=run,
+            args=(lambda: installed.exec("Remember that the queue server is mango-4."),),
+        ),
+    ]
+    for job in jobs:
+        job.start()
+    for job in jobs:
+        job.join()
+    assert not errors, errors
+    memory_dir = installed.memory_dir()
+
+    def both() -> bool:
+        texts = "\n".join(p.read_text() for p in memory_dir.glob("*.md") if p.name != "MEMORY.md")
+        return "kiwi-9" in texts and "mango-4" in texts
+
+    wait_for(both, "both hosts' extractions")
+    index = (memory_dir / "MEMORY.md").read_text()
+    assert index.count("\n- ") + index.startswith("- ") >= 2
