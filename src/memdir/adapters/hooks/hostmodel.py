@@ -169,11 +169,18 @@ def _describe_other(settings: Settings, llm: str, dialect: Dialect) -> list[str]
             f"Model: {spec}, with your own API key — memdir never uses your {dialect.title} login.",
             offline,
         ]
+    claude_alias = settings.host_model in ("haiku", "sonnet", "opus", "default")
+    model = f"your {dialect.title} default model" if claude_alias else settings.host_model
     return [
-        f"Model: {dialect.model_provider}:{settings.host_model} — your own {dialect.title} "
-        f"({dialect.headless}) and login, in the background, within "
-        f"${settings.host_model_budget_usd:.2f} a day (hostModelBudgetUsd).",
-        offline,
+        f"Model: {dialect.model_provider}:{settings.host_model} ({model}) — your own "
+        f"{dialect.title} ({dialect.headless}) and login, started in the background after a "
+        "turn to extract memories, before a compaction to update the session notes and at "
+        "session end to dream; no built-in tools, no hooks, no session saved, writes only "
+        "inside the memory dir through memdir's tools.",
+        f"Cost: an estimate from the tokens {dialect.title} reports; memdir stops at "
+        f"${settings.host_model_budget_usd:.2f} a day (hostModelBudgetUsd) and falls back "
+        "offline. `memdir status` shows the spend; `--llm off` turns it off.",
+        "Per-prompt recall stays local (no model, no cost).",
     ]
 
 

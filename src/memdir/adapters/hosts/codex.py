@@ -219,7 +219,7 @@ class Codex:
     events: Mapping[str, str] = EVENTS
     scopes: tuple[str, ...] = ("user", "project")
     headless: str | None = "codex exec"
-    model_provider: str | None = None
+    model_provider: str | None = "codex"  # memdir.llm.codex_cli
 
     def parse(self, event: str, body: Mapping[str, Any]) -> HookInput:
         return parse(event, body)
