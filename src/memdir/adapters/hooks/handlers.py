@@ -197,6 +197,11 @@ def user_prompt_submit(inp: HookInput, hc: HookContext) -> str:
         reason = "sub-agent prompt"
     elif not should_recall(prompt):
         reason = "single-word prompt"
+    restart = ""  # a compaction only the transcript told of: the session start again
+    if reason not in ("memory disabled", "sub-agent prompt"):
+        from memdir.adapters.hooks.lifecycle import after_host_compaction
+
+        restart = after_host_compaction(inp, hc)
     found: list[Injected] = []
     how = "none"
     if reason is None:
@@ -210,14 +215,14 @@ def user_prompt_submit(inp: HookInput, hc: HookContext) -> str:
             context = recall_context(hc.dialect, _readable_transcript(inp, hc))
             recaller = hc.recaller or recall_for
             found, how = recaller(hc, prompt, before.surfaced, context, inp.session_id)
-    budget = MAX_CONTEXT_CHARS - len(RECALL_INTRO) - 2
+    budget = MAX_CONTEXT_CHARS - len(RECALL_INTRO) - 2 - (len(restart) + 2 if restart else 0)
     with sessions.update(inp.session_id) as state:
         notices = state.take_notices()
         late = state.take_settled(time.time()) if reason is None else []
         late = [m for m in late if os.path.isfile(m.path)]  # deleted since: not delivered
         injected = state.accept([*found, *late], max_chars=budget)
         used = state.used_bytes
-    text = render_memories(injected)
+    text = "\n\n".join(t for t in (restart, render_memories(injected)) if t)
     log_event(
         hc,
         inp,
