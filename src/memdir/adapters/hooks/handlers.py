@@ -186,7 +186,9 @@ def render_memories(found: list[Injected]) -> str:
     return "\n\n".join([RECALL_INTRO, *(m.text for m in found)])
 
 
-def user_prompt_submit(inp: HookInput, hc: HookContext) -> str:
+def user_prompt_submit(inp: HookInput, hc: HookContext, restart: str = "") -> str:
+    """Recall for the prompt; ``restart`` (blocks a session start would give, after a
+    compaction the host did not announce: ``lifecycle.after_host_compaction``) goes first."""
     started = time.perf_counter()
     sessions = hc.sessions
     prompt = inp.prompt or ""
@@ -197,11 +199,6 @@ def user_prompt_submit(inp: HookInput, hc: HookContext) -> str:
         reason = "sub-agent prompt"
     elif not should_recall(prompt):
         reason = "single-word prompt"
-    restart = ""  # a compaction only the transcript told of: the session start again
-    if reason not in ("memory disabled", "sub-agent prompt"):
-        from memdir.adapters.hooks.lifecycle import after_host_compaction
-
-        restart = after_host_compaction(inp, hc)
     found: list[Injected] = []
     how = "none"
     if reason is None:

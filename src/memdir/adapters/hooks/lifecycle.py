@@ -88,7 +88,7 @@ def after_host_compaction(inp: HookInput, hc: HookContext) -> str:
 
     Gemini CLI fires ``PreCompress`` before every model call and no ``SessionStart`` after
     compressing, so its compactions are counted in its session file instead."""
-    if not _counts_compactions(hc) or inp.agent_id:
+    if not _counts_compactions(hc) or inp.agent_id or not hc.settings.auto_memory_enabled:
         return ""
     transcript, _refused = _transcript(inp, hc)
     if transcript is None:
