@@ -32,17 +32,21 @@ EVENT_WORDS = ("session-start", "user-prompt-submit", "stop", "pre-compact", "se
 @dataclass(frozen=True, slots=True)
 class HookSpec:
     """One hook memdir installs: the host's event name, the command line, a timeout in the
-    host's unit, an optional matcher, and whether the host may run it without waiting."""
+    host's unit, an optional matcher, whether the host may run it without waiting, and a name
+    for hosts that identify hooks by one (Gemini CLI's ``hooksConfig.disabled``)."""
 
     event: str
     command: str
     timeout: int
     matcher: str | None = None
     run_async: bool = False
+    name: str | None = None
 
     def entry(self) -> dict[str, Any]:
         """The ``{"matcher", "hooks": [{"type": "command", ...}]}`` group most hosts share."""
         hook: dict[str, Any] = {"type": "command", "command": self.command, "timeout": self.timeout}
+        if self.name is not None:
+            hook = {"name": self.name, **hook}
         if self.run_async:
             hook["async"] = True
         group: dict[str, Any] = {"hooks": [hook]}
@@ -54,11 +58,15 @@ class HookSpec:
 @dataclass(frozen=True, slots=True)
 class Target:
     """One config file an install edits: ``kind`` "hooks" (a hooks object at ``key``),
-    "mcp" (a servers object at ``key`` in JSON) or "mcp-toml" (a ``[key.memdir]`` table)."""
+    "mcp" (a servers object at ``key`` in JSON) or "mcp-toml" (a ``[key.memdir]`` table).
+    ``server`` holds keys the host wants in memdir's MCP server entry besides its command
+    (Gemini CLI's ``trust``). Several targets may name one file (Gemini CLI keeps hooks and
+    MCP servers in the same ``settings.json``)."""
 
     path: Path
     kind: str
     key: tuple[str, ...] = ()
+    server: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -111,10 +119,6 @@ class Installable(Protocol):
 
     def install_notes(self, scope: str, loc: Locations) -> list[str]:
         """What the user must still do after an install (a trust step), in plain words."""
-        ...
-
-    def server_extra(self) -> dict[str, Any]:
-        """Host-specific keys of memdir's MCP server entry ({} for none)."""
         ...
 
     def problems(self, loc: Locations) -> list[dict[str, str]]:

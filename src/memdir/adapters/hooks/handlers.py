@@ -186,7 +186,9 @@ def render_memories(found: list[Injected]) -> str:
     return "\n\n".join([RECALL_INTRO, *(m.text for m in found)])
 
 
-def user_prompt_submit(inp: HookInput, hc: HookContext) -> str:
+def user_prompt_submit(inp: HookInput, hc: HookContext, restart: str = "") -> str:
+    """Recall for the prompt; ``restart`` (blocks a session start would give, after a
+    compaction the host did not announce: ``lifecycle.after_host_compaction``) goes first."""
     started = time.perf_counter()
     sessions = hc.sessions
     prompt = inp.prompt or ""
@@ -210,14 +212,14 @@ def user_prompt_submit(inp: HookInput, hc: HookContext) -> str:
             context = recall_context(hc.dialect, _readable_transcript(inp, hc))
             recaller = hc.recaller or recall_for
             found, how = recaller(hc, prompt, before.surfaced, context, inp.session_id)
-    budget = MAX_CONTEXT_CHARS - len(RECALL_INTRO) - 2
+    budget = MAX_CONTEXT_CHARS - len(RECALL_INTRO) - 2 - (len(restart) + 2 if restart else 0)
     with sessions.update(inp.session_id) as state:
         notices = state.take_notices()
         late = state.take_settled(time.time()) if reason is None else []
         late = [m for m in late if os.path.isfile(m.path)]  # deleted since: not delivered
         injected = state.accept([*found, *late], max_chars=budget)
         used = state.used_bytes
-    text = render_memories(injected)
+    text = "\n\n".join(t for t in (restart, render_memories(injected)) if t)
     log_event(
         hc,
         inp,

@@ -118,6 +118,14 @@ class InstallRecord:
         atomic_write(self.path, json.dumps(value, indent=2, ensure_ascii=False) + "\n")
 
 
+def _by_file(targets: Sequence[Target]) -> dict[Path, list[Target]]:
+    """The targets grouped by file, in order: one file may hold hooks and MCP servers."""
+    grouped: dict[Path, list[Target]] = {}
+    for target in targets:
+        grouped.setdefault(target.path, []).append(target)
+    return grouped
+
+
 def plan_install(
     host: Installable,
     scope: str,
@@ -129,21 +137,20 @@ def plan_install(
 ) -> list[FileChange]:
     """``hook_prefix`` goes before the hooks' commands only (``env MEMDIR_HOST_MODEL=off``)."""
     changes = []
-    for target in host.install_targets(scope, loc):
-        path = target.path
+    for path, targets in _by_file(host.install_targets(scope, loc)).items():
         before = _read(path)
         previous = record.get(str(path), {})
-        if target.kind == "mcp-toml":
-            text = toml_block.add(
-                before,
-                target.key,
-                SERVER_NAME,
-                server_entry(command, host.server_extra()),
-                str(path),
-            )
-            added: dict[str, Any] = {"server": [*target.key, SERVER_NAME], "toml": True}
-        else:
-            text, added = _plan_json(host, target, before, command, previous, hook_prefix)
+        text = before
+        added: dict[str, Any] = {}
+        for target in targets:
+            if target.kind == "mcp-toml":
+                entry = server_entry(command, target.server)
+                text = toml_block.add(text, target.key, SERVER_NAME, entry, str(path))
+                part: dict[str, Any] = {"server": [*target.key, SERVER_NAME], "toml": True}
+            else:
+                text, part = _plan_json(host, target, text, command, previous, hook_prefix)
+                part["created"] = sorted(set(part["created"]) | set(added.get("created", [])))
+            added.update(part)
         added["host"] = host.name
         added["new_file"] = previous.get("new_file", before is None)
         if previous.get("backup"):
@@ -170,9 +177,8 @@ def _plan_json(
         after, created = sm.add_hooks(sm.remove_hooks(current, stale), specs)
         added: dict[str, Any] = {"hooks": sorted(new)}
     else:
-        after, created = sm.set_server(
-            current, target.key, SERVER_NAME, server_entry(command, host.server_extra())
-        )
+        entry = server_entry(command, target.server)
+        after, created = sm.set_server(current, target.key, SERVER_NAME, entry)
         added = {"server": [*target.key, SERVER_NAME]}
     added["created"] = sorted(set(created) | set(previous.get("created", [])))
     text = before if after == current and before is not None else sm.dump(after, like=before)
@@ -184,20 +190,22 @@ def plan_uninstall(
     host: Installable, scope: str, loc: Locations, record: Mapping[str, Any]
 ) -> list[FileChange]:
     changes = []
-    for target in host.install_targets(scope, loc):
-        path = target.path
+    for path, targets in _by_file(host.install_targets(scope, loc)).items():
         before = _read(path)
         if before is None:
             continue
         added = record.get(str(path), {})
-        text: str | None
-        if target.kind == "mcp-toml":
-            text = toml_block.remove(before, str(path))
-            empty = not text.strip()
-        else:
-            text, empty = _unplan_json(target, before, added)
+        text: str | None = before
+        empty = False
+        for target in targets:
+            assert text is not None
+            if target.kind == "mcp-toml":
+                text = toml_block.remove(text, str(path))
+                empty = not text.strip()
+            else:
+                text, empty = _unplan_json(target, text, added)
         original = _read(Path(added["backup"])) if added.get("backup") else None
-        if text != before and original is not None and _same_config(original, text, target):
+        if text != before and original is not None and _same_config(original, text, targets):
             text = original  # back to the very bytes it had before the install
         if empty and added.get("new_file"):
             text = None
@@ -217,10 +225,10 @@ def _unplan_json(target: Target, before: str, added: Mapping[str, Any]) -> tuple
     return text, after == {}
 
 
-def _same_config(original: str, text: str | None, target: Target) -> bool:
+def _same_config(original: str, text: str | None, targets: Sequence[Target]) -> bool:
     if text is None:
         return False
-    if target.kind == "mcp-toml":
+    if any(t.kind == "mcp-toml" for t in targets):
         return toml_block.same(original, text)
     try:
         return _same(original, json.loads(text))

@@ -8,6 +8,7 @@ session-end drain is bounded — and none raises past :func:`~.runner.run_event`
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -61,11 +62,44 @@ def pre_compact(inp: HookInput, hc: HookContext) -> str:
     ``source=compact`` can put them back; the recall byte budget starts afresh (the old
     attachments leave the context) while the never-twice set stays."""
     started = time.perf_counter()
-    with hc.sessions.update(inp.session_id) as state:
-        state.used_bytes = 0
-        state.compactions += 1
+    if not _counts_compactions(hc):  # else the transcript says when one happened
+        with hc.sessions.update(inp.session_id) as state:
+            state.used_bytes = 0
+            state.compactions += 1
     log_event(hc, inp, started, trigger=inp.trigger, notes=_update_notes(inp, hc))
     return ""  # PreCompact cannot add context
+
+
+def _counts_compactions(hc: HookContext) -> bool:
+    """The host records its compactions in the transcript (the dialect's optional
+    ``compactions(path) -> int``) and sends no session-start after one (Gemini CLI)."""
+    return callable(getattr(hc.dialect, "compactions", None))
+
+
+def after_host_compaction(inp: HookInput, hc: HookContext) -> str:
+    """The first prompt after a compaction the host recorded but did not announce: what a
+    ``session-start`` with ``source=compact`` gives (instructions, MEMORY.md, session notes,
+    the recall budget afresh), with the notes first brought up to date from the transcript —
+    whose own records still hold the turns the compaction summarised. '' when there was none.
+
+    Gemini CLI fires ``PreCompress`` before every model call and no ``SessionStart`` after
+    compressing, so its compactions are counted in its session file instead."""
+    if not _counts_compactions(hc) or inp.agent_id or not hc.settings.auto_memory_enabled:
+        return ""
+    transcript, _refused = _transcript(inp, hc)
+    if transcript is None:
+        return ""
+    started = time.perf_counter()
+    seen = int(hc.dialect.compactions(transcript))  # type: ignore[attr-defined]
+    with hc.sessions.update(inp.session_id) as state:
+        if seen <= state.compactions:
+            return ""
+        state.compactions = seen
+    noted = replace(inp, event="pre-compact", trigger="transcript")
+    log_event(hc, noted, started, trigger=noted.trigger, notes=_update_notes(noted, hc))
+    from memdir.adapters.hooks.session_start import start_blocks
+
+    return start_blocks(replace(inp, event="session-start", source="compact"), hc)
 
 
 def _update_notes(inp: HookInput, hc: HookContext) -> str:

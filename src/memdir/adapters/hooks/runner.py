@@ -36,9 +36,14 @@ if TYPE_CHECKING:
     from memdir.config import Settings
     from memdir.paths import ResolvedPaths
 
+
+def _prompt(inp: HookInput, hc: HookContext) -> str:
+    return user_prompt_submit(inp, hc, lifecycle.after_host_compaction(inp, hc))
+
+
 HANDLERS: dict[str, Callable[[HookInput, HookContext], str]] = {
     "session-start": session_start,
-    "user-prompt-submit": user_prompt_submit,
+    "user-prompt-submit": _prompt,
     "stop": lifecycle.stop,
     "pre-compact": lifecycle.pre_compact,
     "session-end": lifecycle.session_end,

@@ -93,6 +93,12 @@ def session_notes(hc: HookContext, session_id: str) -> str:
 
 
 def session_start(inp: HookInput, hc: HookContext) -> str:
+    text = start_blocks(inp, hc)
+    return hc.dialect.render(inp.event, text, None) if text else ""
+
+
+def start_blocks(inp: HookInput, hc: HookContext) -> str:
+    """The session-start text for ``inp`` (its blocks claimed for the context), '' for none."""
     started = time.perf_counter()
     if not hc.settings.auto_memory_enabled:
         log_event(hc, inp, started, skipped="memory disabled", source=inp.source)
@@ -132,7 +138,7 @@ def session_start(inp: HookInput, hc: HookContext) -> str:
         log_event(hc, inp, started, source=inp.source, skipped=skipped)
         return ""
     log_event(hc, inp, started, source=inp.source, chars=len(text), text=text)
-    return hc.dialect.render(inp.event, text, None)
+    return text
 
 
 def _claim_start(

@@ -59,6 +59,9 @@ HOOK_TIMEOUTS = {  # seconds; Codex clamps SessionEnd to 3 (memdir's answers at 
 }
 _INJECTS = ("session-start", "user-prompt-submit")
 MAX_READ_BYTES = 50 * 1024 * 1024
+# memdir's tools write only inside the memory dir, through the store; without this `codex exec`
+# refuses memory_save ("requires approval, but approval policy is never")
+SERVER_EXTRA = {"default_tools_approval_mode": "approve", "startup_timeout_sec": 30}
 _NAMESPACE = uuid.UUID("5f2b8f5e-7c1a-4a51-9d55-6b0c3d2e1a47")  # memdir's: stable entry uuids
 
 
@@ -240,7 +243,7 @@ class Codex:
         base = loc.project_root / ".codex" if scope == "project" else codex_home(loc.env, loc.home)
         return [
             Target(base / "hooks.json", "hooks"),
-            Target(base / "config.toml", "mcp-toml", ("mcp_servers",)),
+            Target(base / "config.toml", "mcp-toml", ("mcp_servers",), SERVER_EXTRA),
         ]
 
     def hook_specs(self, command: Sequence[str]) -> list[HookSpec]:
@@ -249,11 +252,6 @@ class Codex:
             HookSpec(host_name, hook_command(prefix, self.name, word), HOOK_TIMEOUTS[word])
             for word, host_name in EVENTS.items()
         ]
-
-    def server_extra(self) -> dict[str, Any]:
-        # memdir's tools write only inside the memory dir, through the store; without this
-        # `codex exec` refuses memory_save ("requires approval, but approval policy is never")
-        return {"default_tools_approval_mode": "approve", "startup_timeout_sec": 30}
 
     def install_notes(self, scope: str, loc: Locations) -> list[str]:
         notes = [

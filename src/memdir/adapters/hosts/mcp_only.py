@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from memdir.adapters.hooks.dialect import HookSpec, Installable, Target
 
@@ -33,9 +33,6 @@ class _McpHost:
 
     def install_notes(self, scope: str, loc: Locations) -> list[str]:
         return []
-
-    def server_extra(self) -> dict[str, Any]:
-        return {}
 
     def problems(self, loc: Locations) -> list[dict[str, str]]:
         return []

@@ -137,9 +137,6 @@ class ClaudeCode:
             for word, host_name in EVENTS.items()
         ]
 
-    def server_extra(self) -> dict[str, Any]:
-        return {}
-
     def problems(self, loc: Locations) -> list[dict[str, str]]:
         return []  # memdir doctor's plugin checks (.duplicates) run for every user
 
