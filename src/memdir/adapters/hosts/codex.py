@@ -41,6 +41,7 @@ from memdir.adapters.hooks.hookio import (
 )
 
 if TYPE_CHECKING:
+    from memdir.adapters.hooks.dialect import Dialect
     from memdir.transcripts import Entry
 
 EVENTS: dict[str, str] = {
@@ -277,6 +278,6 @@ class Codex:
         return untrusted(self, loc, codex_home(loc.env, loc.home))
 
 
-DIALECT = Codex()
+DIALECT: Dialect = Codex()  # mypy checks the class against the protocol
 
 __all__ = ["DIALECT", "EVENTS", "HOOK_TIMEOUTS", "Codex", "codex_home", "parse", "read_rollout"]

@@ -39,7 +39,7 @@ from memdir.adapters.hooks.hookio import (
 from memdir.errors import MemdirError
 
 if TYPE_CHECKING:
-    from memdir.adapters.hooks.dialect import Locations
+    from memdir.adapters.hooks.dialect import Dialect, Locations
     from memdir.transcripts import Entry
 
 EVENTS: dict[str, str] = {
@@ -257,7 +257,7 @@ class Gemini:
     name = "gemini"
     title = "Gemini CLI"
     events: Mapping[str, str] = EVENTS
-    scopes = ("user", "project")
+    scopes: tuple[str, ...] = ("user", "project")
     headless: str | None = "gemini -p"
     model_provider: str | None = None  # no provider runs `gemini -p` yet: offline fallback
 
@@ -274,8 +274,11 @@ class Gemini:
         # 0.61 tells a hook nothing about headless runs (no variable, no field): say attended
         return False
 
-    def read_entries(self, path: Path) -> list[Entry] | None:
-        return read_session(path)
+    def read_entries(self, path: Path, *, tail_bytes: int | None = None) -> list[Entry] | None:
+        return read_session(path)  # whole: a later line may replace an earlier message
+
+    def problems(self, loc: Locations) -> list[dict[str, str]]:
+        return []  # Gemini CLI runs settings hooks in any trusted folder without a review
 
     def compactions(self, path: Path) -> int:
         return compactions(path)
@@ -325,7 +328,7 @@ class Gemini:
         return notes
 
 
-DIALECT = Gemini()
+DIALECT: Dialect = Gemini()  # mypy checks the class against the protocol
 
 __all__ = [
     "DIALECT",

@@ -29,7 +29,7 @@ from memdir.adapters.hooks.hookio import (
 )
 
 if TYPE_CHECKING:
-    from memdir.adapters.hooks.dialect import Locations
+    from memdir.adapters.hooks.dialect import Dialect, Locations
     from memdir.transcripts import Entry
 
 EVENTS: dict[str, str] = {
@@ -149,6 +149,6 @@ class ClaudeCode:
         return []
 
 
-DIALECT = ClaudeCode()
+DIALECT: Dialect = ClaudeCode()  # mypy checks the class against the protocol
 
 __all__ = ["DIALECT", "EVENTS", "HOOK_TIMEOUTS", "ClaudeCode", "context_output", "parse"]
