@@ -102,11 +102,20 @@ class MiniLMEmbedder:
                     self._session = _load_session(self._model_path, self._threads)
             return self._session, self._tokenizer
 
+    def load(self) -> tuple[Any, Any]:
+        """(ONNX session, tokenizer), loaded on first use."""
+        return self._load()
+
     def tokenize(self, text: str) -> list[int]:
         """The model's token ids for ``text`` ([CLS] … [SEP]), as fed to the network."""
         _, tokenizer = self._load()
         ids: list[int] = tokenizer.encode(text).ids
         return ids
+
+    def tokenize_batch(self, texts: list[str]) -> list[list[int]]:
+        """Token ids of each text (padded to the longest with id 0, truncated like ``embed``)."""
+        _, tokenizer = self._load()
+        return [e.ids for e in tokenizer.encode_batch(texts)]
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         if not texts:

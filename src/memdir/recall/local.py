@@ -33,6 +33,7 @@ from memdir.prompt_context import CONTEXT_WEIGHT, RecallContext
 from memdir.recall.applies_match import AppliesMatcher
 from memdir.recall.base import MAX_SELECTED, Selection
 from memdir.recall.embed import Embedder, MiniLMEmbedder
+from memdir.recall.fill import BackgroundFill, IndexStatus
 from memdir.recall.fusion import FusionConfig
 from memdir.recall.intents import request_intents
 from memdir.recall.lexical import TermAnalyzer
@@ -45,7 +46,8 @@ from memdir.recall.relevance import (
     rule_for,
 )
 from memdir.recall.script import contains_cjk
-from memdir.recall.search_index import RefreshReport, SearchIndex
+from memdir.recall.search_index import FastStage, RefreshReport, SearchIndex
+from memdir.recall.static_embed import fast_stage_for
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +56,10 @@ DEFAULT_MIN_SIMILARITY = 0.3
 # Seconds between index refreshes when ranking without headers. A refresh stats directories,
 # not files (see recall.dirstate), so every query may afford one.
 REFRESH_INTERVAL = 0.0
+# While the model has not read every memory, a query has it read its best first-stage candidates
+# first, within this many seconds (then ranks the rest by the fast stage; see search_index).
+QUERY_FILL_SECONDS = 0.4
+QUERY_FILL_CANDIDATES = 20
 _WARNING_WORDS = ("warning", "gotcha", "bug", "careful", "never", "don't", "avoid", "pitfall")
 
 
@@ -68,6 +74,7 @@ class Explanation:
     rank: int
     selected: bool
     reason: str
+    semantic_by: str = "model"  # "fast stage" while the model has not read this memory yet
 
 
 class LocalSelector:
@@ -85,14 +92,22 @@ class LocalSelector:
         relevance: RelevanceRule | None = None,
         refresh_interval: float = REFRESH_INTERVAL,
         applies_when: bool = True,
+        fast: FastStage | Literal["auto"] | None = None,
+        background: bool = False,
+        query_fill_seconds: float = QUERY_FILL_SECONDS,
     ) -> None:
+        model = embedder or MiniLMEmbedder()
         self.index = SearchIndex(
             memory_dir,
             cache_dir,
-            embedder or MiniLMEmbedder(),
+            model,
             analyzer,
             applies_when=applies_when,
+            fast=fast_stage_for(model, cache_dir.parent / "models") if fast == "auto" else fast,
         )
+        # background: the model reads the rest after each refresh, in a thread (long-lived hosts)
+        self.filler = BackgroundFill(self.index, self._lock_for_fill) if background else None
+        self.query_fill_seconds = query_fill_seconds
         self.memory_dir = memory_dir
         self.fusion = fusion or FusionConfig()
         # The default rule adapts to each query's script; a rule the caller chose is used as is.
@@ -119,7 +134,36 @@ class LocalSelector:
             self._refreshed = True
         for problem in report.problems:
             log.warning("recall index: %s", problem)
+        if self.filler is not None and report.pending:
+            self.filler.start()
         return report
+
+    def _lock_for_fill(self) -> threading.RLock:
+        return self._lock
+
+    def complete(self) -> int:
+        """Have the model read every memory it has not yet (``memdir reindex``); passages."""
+        with self._lock:
+            done = self.index.fill()
+            problems = self.index.save_model_vectors()
+        for problem in problems:
+            log.warning("recall index: %s", problem)
+        return done
+
+    def status(self) -> IndexStatus:
+        """How much of the index the model has read (for ``--explain`` and ``memdir status``)."""
+        with self._lock:
+            rows = self.index.live_rows()
+            by_model = int(self.index.by_model(rows).sum())
+            fast = self.index.fast
+            return IndexStatus(
+                memories=int(rows.size),
+                by_model=by_model,
+                pending_passages=self.index.pending(),
+                fast_stage=None if fast is None else fast.name,
+                fast_ready=fast is None or fast.ready(),
+                background=self.filler is not None and self.filler.running(),
+            )
 
     def _maybe_refresh(self) -> None:
         age = time.monotonic() - self.index.last_refresh
@@ -169,8 +213,8 @@ class LocalSelector:
             return rows, empty, empty, empty, 0.0
         terms = index.analyzer.terms(query)
         lexical = index.lexical.scores_for_terms(terms)[rows]
-        query_vector = index.embedder.embed([query])[0]
-        semantic = index.semantic_scores(query_vector)[rows]
+        query_vector, fast_vector = index.query_vectors(query)
+        semantic = index.semantic_scores(query_vector, fast_vector)[rows]
         ranked = lexical
         # Words the prompt does not say but its context (recent turns, files, tools) and its
         # class of task (memdir.recall.intents) do: they order, they never count as coverage.
@@ -181,6 +225,14 @@ class LocalSelector:
         if extra:
             ranked = lexical + CONTEXT_WEIGHT * index.lexical.scores_for_terms(extra)[rows]
         fused = self.fusion.fuse(ranked, semantic)
+        if index.pending() and self.query_fill_seconds > 0:
+            # The model reads the best candidates it has not read yet, then they rank by it.
+            best = rows[_top_k(fused, QUERY_FILL_CANDIDATES)]
+            unread = best[~index.by_model(best)]
+            if unread.size:
+                index.fill(unread.tolist(), deadline=time.monotonic() + self.query_fill_seconds)
+                semantic = index.semantic_scores(query_vector, fast_vector)[rows]
+                fused = self.fusion.fuse(ranked, semantic)
         return rows, lexical, semantic, fused, index.lexical.query_weight(terms)
 
     def rank(
@@ -209,8 +261,9 @@ class LocalSelector:
             if context is not None and context.activity():
                 query_terms |= self._applies.query_terms(context.activity())
             intents = request_intents(query)
+            by_model = self.index.by_model(rows[order])
             out = []
-            for i in order:
+            for position, i in enumerate(order):
                 doc = docs[rows[i]]
                 applies = self._applies.match(query_terms, doc.applies_when, intents)
                 out.append(
@@ -228,6 +281,7 @@ class LocalSelector:
                         applies_best=applies.best,
                         applies_intent=applies.intent,
                         intent_situation=applies.intent_situation,
+                        by_model=bool(by_model[position]),
                     )
                 )
             return out
@@ -262,6 +316,7 @@ class LocalSelector:
                     rank=position,
                     selected=selected,
                     reason=reason or keep_reason(rule, doc),
+                    semantic_by="model" if doc.by_model else "fast stage",
                 )
             )
         return out
@@ -368,4 +423,4 @@ def _tool_usage_doc(doc: ScoredDoc, recent_tools: Sequence[str]) -> str | None:
     return None
 
 
-__all__ = ["DEFAULT_MIN_SIMILARITY", "Explanation", "LocalSelector", "ScoredDoc"]
+__all__ = ["DEFAULT_MIN_SIMILARITY", "Explanation", "IndexStatus", "LocalSelector", "ScoredDoc"]
