@@ -17,24 +17,78 @@ import json
 import logging
 import os
 import secrets
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
+import numpy.typing as npt
 
 from memdir.atomic import atomic_write, ensure_dir, locked
 from memdir.errors import LockHeldError
+from memdir.recall.embed import Embedder, Vectors
 from memdir.recall.index_rows import IndexedDoc, NewRow, RefreshReport
-from memdir.recall.lexical import LexicalIndex
-from memdir.recall.model_vectors import HASH_DTYPE
-
-if TYPE_CHECKING:
-    from memdir.recall.search_index import SearchIndex
+from memdir.recall.lexical import LexicalIndex, TermAnalyzer
+from memdir.recall.live_lexical import LiveLexical
+from memdir.recall.model_vectors import HASH_DTYPE, ModelVectors
+from memdir.recall.passage_rows import PassageRows
 
 log = logging.getLogger(__name__)
 
 SAVE_LOCK_TIMEOUT = 10.0
 GENERATION_FILES = ("vectors", "hashes", "lexical", "terms", "overlay")
+
+
+class SearchIndex(Protocol):
+    """What is saved and loaded of a :class:`memdir.recall.search_index.SearchIndex`."""
+
+    cache_dir: Path
+    embedder: Embedder
+    analyzer: TermAnalyzer
+    generation: str | None
+    base_rows: int
+    docs: list[IndexedDoc]
+    live: npt.NDArray[np.bool_]
+    terms: list[str | None]
+    touched: set[int]
+    passages: PassageRows
+    lexical: LiveLexical
+    model_vectors: ModelVectors
+
+    @property
+    def has_fast_stage(self) -> bool: ...
+
+    def expected_header(self) -> dict[str, Any]: ...
+
+    def install_base(
+        self,
+        docs: list[IndexedDoc],
+        vectors: Vectors | PassageRows,
+        hashes: npt.NDArray[np.bytes_] | None,
+        base: LexicalIndex,
+        terms: list[str | None],
+        lengths: list[int],
+    ) -> None: ...
+
+    def row_of(self, rel: str) -> int | None: ...
+
+    def forget(self, row: int) -> None: ...
+
+    def touch(self, row: int, mtime: float, size: int) -> None: ...
+
+    def apply(
+        self,
+        new_rows: list[NewRow],
+        removed: list[str],
+        vectors: Vectors,
+        hashes: npt.NDArray[np.bytes_],
+        *,
+        lexical: bool = True,
+    ) -> None: ...
+
+    def positions(self, rows: Iterable[int]) -> npt.NDArray[np.int64]: ...
+
+    def live_hashes(self) -> npt.NDArray[np.bytes_]: ...
 
 
 def manifest_path(index: SearchIndex) -> Path:
@@ -141,7 +195,7 @@ def save(index: SearchIndex, report: RefreshReport, *, rows: bool = True) -> Non
                 index.generation = generation
             elif rows:
                 _write_overlay(index, index.generation)
-            if index.fast is not None and index.model_vectors.dirty:
+            if index.has_fast_stage and index.model_vectors.dirty:
                 index.model_vectors.save(index.live_hashes())
     except (OSError, LockHeldError) as exc:
         # The in-memory index is complete; only the next process pays for a rebuild.

@@ -77,6 +77,8 @@ class FastStage(Embedder, Protocol):
 
     def start(self) -> None: ...
 
+    def build(self) -> None: ...
+
 
 class SearchIndex:
     """Embeddings + BM25 over every memory file in ``memory_dir``, cached in ``cache_dir``."""
@@ -119,6 +121,10 @@ class SearchIndex:
         self.last_refresh = 0.0
 
     # -- queries -------------------------------------------------------------------------------
+    @property
+    def has_fast_stage(self) -> bool:
+        return self.fast is not None
+
     @property
     def vectors(self) -> Vectors:
         """One row per passage in the first stage's space (dead rows' included until compaction)."""
