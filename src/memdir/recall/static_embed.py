@@ -32,7 +32,7 @@ import numpy.typing as npt
 from memdir import native
 from memdir.atomic import atomic_write, ensure_dir
 from memdir.errors import ShutdownError
-from memdir.recall.embed import MiniLMEmbedder, Vectors, l2_normalise
+from memdir.recall.embed import Embedder, MiniLMEmbedder, Vectors, l2_normalise
 
 log = logging.getLogger(__name__)
 
@@ -156,4 +156,31 @@ def fast_stage_for(model: object, table_dir: Path) -> StaticEmbedder | None:
     return StaticEmbedder(model, table_dir) if isinstance(model, MiniLMEmbedder) else None
 
 
-__all__ = ["StaticEmbedder", "distil", "embed_ids", "fast_stage_for"]
+class InstantFast:
+    """A fast stage that needs no preparation, wrapping any embedder (the fake for tests)."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.embedder = embedder
+
+    @property
+    def name(self) -> str:
+        return f"instant-{self.embedder.name}"
+
+    @property
+    def dim(self) -> int:
+        return self.embedder.dim
+
+    def ready(self) -> bool:
+        return True
+
+    def start(self) -> None:
+        return None
+
+    def build(self) -> None:
+        return None
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        return self.embedder.embed(texts)
+
+
+__all__ = ["InstantFast", "StaticEmbedder", "distil", "embed_ids", "fast_stage_for"]
