@@ -164,7 +164,7 @@ def child_big(work: Path) -> dict[str, Any]:
 
 
 # -- the MCP row -------------------------------------------------------------------------------
-async def first_mcp_recall(src: Path, memory: Path, home: Path) -> dict[str, Any]:
+async def first_mcp_recall(src: Path, memory: Path, home: Path, pause: float) -> dict[str, Any]:
     from mcp import Client, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
@@ -176,6 +176,9 @@ async def first_mcp_recall(src: Path, memory: Path, home: Path) -> dict[str, Any
     with open(home / "stderr.txt", "w") as errlog:
         async with Client(stdio_client(params, errlog=errlog)) as client:
             await client.list_tools()
+            if pause:  # another tool first (the SDK loads at the first tool call), then a pause
+                await client.call_tool("memory_list", {})
+                await asyncio.sleep(pause)
             started = time.perf_counter()
             result = await client.call_tool(
                 "memory_recall", {"query": "what did Caroline say about the charity race?"}
@@ -198,7 +201,9 @@ def run_child(src: Path, extra: list[str], work: Path) -> dict[str, Any]:
     return result
 
 
-def mcp_row(src: Path, work: Path, tag: str, *, warm_table: bool) -> dict[str, Any]:
+def mcp_row(
+    src: Path, work: Path, tag: str, *, warm_table: bool, pause: float = 0.0
+) -> dict[str, Any]:
     memory = work / "odd"
     home = work / f"home-{tag}"
     shutil.rmtree(home, ignore_errors=True)
@@ -208,7 +213,7 @@ def mcp_row(src: Path, work: Path, tag: str, *, warm_table: bool) -> dict[str, A
         models.mkdir(parents=True)
         for path in (work / "models").glob("static-*.npy"):
             os.link(path, models / path.name)
-    return asyncio.run(first_mcp_recall(src, memory, home))
+    return asyncio.run(first_mcp_recall(src, memory, home, pause))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

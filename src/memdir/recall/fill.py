@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SAVE_EVERY = 10.0
+BATCH = 4  # passages per model call: a query waits at most for one such call
+READ_SLICE = 0.2  # seconds of reading files per turn of the lock
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,19 +37,22 @@ class IndexStatus:
     fast_stage: str | None
     fast_ready: bool
     background: bool  # a background fill is running
+    unread: int = 0  # changed files not read yet (a query's deadline came first)
 
     @property
     def complete(self) -> bool:
-        return self.pending_passages == 0
+        return self.pending_passages == 0 and self.unread == 0
 
     def note(self) -> str:
         if self.complete:
             return f"index: all {self.memories} memories read by the model"
+        unread = f"; {self.unread} changed files not indexed yet" if self.unread else ""
         how = "in the background" if self.background else "run `memdir reindex` to finish"
         fast = "the fast stage" if self.fast_ready else "words alone (fast stage being prepared)"
         return (
             f"index: the model has read {self.by_model} of {self.memories} memories; the rest "
             f"rank by {fast} until it has ({self.pending_passages} passages to go, {how})"
+            f"{unread}"
         )
 
 
@@ -66,6 +71,22 @@ class BackgroundFill:
         self.save_every = save_every
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
+        self._queries = 0  # queries in flight: the fill waits for them
+        self._quiet = threading.Condition()
+
+    def hold(self) -> None:
+        """A query starts: no new batch until :meth:`release` (the one in flight finishes)."""
+        with self._quiet:
+            self._queries += 1
+
+    def release(self) -> None:
+        with self._quiet:
+            self._queries = max(0, self._queries - 1)
+            self._quiet.notify_all()
+
+    def _wait_quiet(self) -> None:
+        with self._quiet:
+            self._quiet.wait_for(lambda: self._queries == 0 or self._stop.is_set())
 
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
@@ -79,6 +100,8 @@ class BackgroundFill:
 
     def stop(self, timeout: float | None = None) -> None:
         self._stop.set()
+        with self._quiet:
+            self._quiet.notify_all()
         if self._thread is not None:
             self._thread.join(timeout)
 
@@ -93,8 +116,12 @@ class BackgroundFill:
         saved = time.monotonic()
         try:
             while not self._stop.is_set():
+                self._wait_quiet()
                 with lock:
-                    batch = self.index.work()
+                    if self.index.backlog:  # files a query's deadline left unread: read first
+                        self.index.refresh(deadline=time.monotonic() + READ_SLICE)
+                        continue
+                    batch = self.index.work(limit=BATCH)
                 if not batch:
                     break
                 hashes = [h for h, _ in batch]

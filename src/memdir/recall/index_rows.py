@@ -73,6 +73,7 @@ class RefreshReport:
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
     pending: int = 0
+    backlog: int = 0  # changed files left unread at the refresh's deadline (read next time)
 
     @property
     def modified(self) -> bool:

@@ -58,8 +58,12 @@ DEFAULT_MIN_SIMILARITY = 0.3
 REFRESH_INTERVAL = 0.0
 # While the model has not read every memory, a query has it read its best first-stage candidates
 # first, within this many seconds (then ranks the rest by the fast stage; see search_index).
-QUERY_FILL_SECONDS = 0.4
+QUERY_FILL_SECONDS = 0.3
 QUERY_FILL_CANDIDATES = 20
+# ... and never past this many seconds from the start of the call (refresh included), so the
+# first recall of a surface answers from what is ready while the rest is read in the background.
+ANSWER_SECONDS = 0.8
+READ_SECONDS = 0.4  # of which reading changed files (the rest is read in the background)
 _WARNING_WORDS = ("warning", "gotcha", "bug", "careful", "never", "don't", "avoid", "pitfall")
 
 
@@ -108,6 +112,8 @@ class LocalSelector:
         # background: the model reads the rest after each refresh, in a thread (long-lived hosts)
         self.filler = BackgroundFill(self.index, self._lock_for_fill) if background else None
         self.query_fill_seconds = query_fill_seconds
+        if background and isinstance(model, MiniLMEmbedder):
+            model.warm()  # a long-lived host: the network loads while the first refresh reads
         self.memory_dir = memory_dir
         self.fusion = fusion or FusionConfig()
         # The default rule adapts to each query's script; a rule the caller chose is used as is.
@@ -127,14 +133,18 @@ class LocalSelector:
         self._applies = AppliesMatcher()
 
     # -- index upkeep --------------------------------------------------------------------------
-    def refresh(self) -> RefreshReport:
-        """Sync the index with the memory dir now; cache problems are in the report."""
+    def refresh(self, deadline: float | None = None) -> RefreshReport:
+        """Sync the index with the memory dir now; cache problems are in the report.
+
+        With a ``deadline`` and a background fill, what is left unread at the deadline is read
+        in the background (a query answers from the rows read so far meanwhile).
+        """
         with self._lock:
-            report = self.index.refresh()
+            report = self.index.refresh(deadline if self.filler is not None else None)
             self._refreshed = True
         for problem in report.problems:
             log.warning("recall index: %s", problem)
-        if self.filler is not None and report.pending:
+        if self.filler is not None and (report.pending or report.backlog):
             self.filler.start()
         return report
 
@@ -163,18 +173,21 @@ class LocalSelector:
                 fast_stage=None if fast is None else fast.name,
                 fast_ready=fast is None or fast.ready(),
                 background=self.filler is not None and self.filler.running(),
+                unread=len(self.index.backlog),
             )
 
-    def _maybe_refresh(self) -> None:
+    def _maybe_refresh(self, deadline: float | None) -> None:
         age = time.monotonic() - self.index.last_refresh
-        if not self._refreshed or age >= self.refresh_interval:
-            self.refresh()
+        if not self._refreshed or age >= self.refresh_interval or self.index.backlog:
+            self.refresh(deadline)
 
-    def _candidates(self, headers: Sequence[MemoryHeader] | None) -> npt.NDArray[np.int64] | None:
+    def _candidates(
+        self, headers: Sequence[MemoryHeader] | None, deadline: float | None = None
+    ) -> npt.NDArray[np.int64] | None:
         """Refresh the index when it lags the headers; the rows they name (None: all memories)."""
         with self._lock:
             if headers is None:
-                self._maybe_refresh()
+                self._maybe_refresh(deadline)
                 return None
             stale, rows = self.index.resolve(headers)
             # Headers the index cannot hold (unreadable, outside the dir) must not force a
@@ -182,7 +195,7 @@ class LocalSelector:
             if not self._refreshed or any(
                 (h.filename, h.mtime) not in self._unindexable for h in stale
             ):
-                self.refresh()
+                self.refresh(deadline)
                 stale, rows = self.index.resolve(headers)
                 self._unindexable = {(h.filename, h.mtime) for h in stale}
             live = self.index.live_rows()
@@ -192,7 +205,11 @@ class LocalSelector:
 
     # -- scoring -------------------------------------------------------------------------------
     def _scores(
-        self, query: str, rows: npt.NDArray[np.int64] | None, context: RecallContext | None = None
+        self,
+        query: str,
+        rows: npt.NDArray[np.int64] | None,
+        context: RecallContext | None = None,
+        started: float | None = None,
     ) -> tuple[
         npt.NDArray[np.int64],
         npt.NDArray[np.float32],
@@ -230,7 +247,10 @@ class LocalSelector:
             best = rows[_top_k(fused, QUERY_FILL_CANDIDATES)]
             unread = best[~index.by_model(best)]
             if unread.size:
-                index.fill(unread.tolist(), deadline=time.monotonic() + self.query_fill_seconds)
+                deadline = time.monotonic() + self.query_fill_seconds
+                if started is not None:
+                    deadline = min(deadline, started + ANSWER_SECONDS)
+                index.fill(unread.tolist(), deadline=deadline)
                 semantic = index.semantic_scores(query_vector, fast_vector)[rows]
                 fused = self.fusion.fuse(ranked, semantic)
         return rows, lexical, semantic, fused, index.lexical.query_weight(terms)
@@ -248,13 +268,34 @@ class LocalSelector:
 
         Over ``headers`` when given, else over every indexed memory but those in ``exclude``.
         """
+        started = time.monotonic()
+        if self.filler is not None:
+            self.filler.hold()  # the background fill yields the cores to this query
+        try:
+            return self._rank(query, k, headers, exclude, context, started)
+        finally:
+            if self.filler is not None:
+                self.filler.release()
+
+    def _rank(
+        self,
+        query: str,
+        k: int,
+        headers: Sequence[MemoryHeader] | None,
+        exclude: AbstractSet[str],
+        context: RecallContext | None,
+        started: float,
+    ) -> list[ScoredDoc]:
+        # While a background fill reads the rest, a query reads nothing itself (it answers from
+        # what is indexed); otherwise it reads changed files for up to READ_SECONDS.
+        reading = self.filler is not None and self.filler.running()
         with self._lock:
-            rows = self._candidates(headers)
+            rows = self._candidates(headers, started if reading else started + READ_SECONDS)
             if exclude and headers is None:
                 gone = [r for rel in exclude if (r := self.index.row_of(rel)) is not None]
                 if gone:
                     rows = np.setdiff1d(self.index.live_rows(), np.array(gone, dtype=np.int64))
-            rows, lexical, semantic, fused, weight = self._scores(query, rows, context)
+            rows, lexical, semantic, fused, weight = self._scores(query, rows, context, started)
             order = _top_k(fused, k)
             docs = self.index.docs
             query_terms = self._applies.query_terms(query)

@@ -28,6 +28,10 @@ PASSAGE_WORDS = 150
 # At most this many passages are embedded per memory (the first ones; BM25 still reads all that
 # was read): a 64 KiB memory costs about as much as a few short ones, not sixty passes.
 MAX_PASSAGES = 6
+# The rules look for their cues in the first 8,000 characters of a body: a memory that names its
+# situations does so early, and scanning 64 KiB for 44 cue lists cost more than the rest of its
+# indexing together.
+DERIVE_CHARS = 8000
 RECALL_READ_BYTES = 64 * 1024  # ≈ 10,000 words: far more than any memory worth recalling
 
 
@@ -96,7 +100,9 @@ def read_memory_text(
     mtype = str(meta["type"]) if meta.get("type") is not None else ""
     stored = applies_when.normalise(meta.get(applies_when.FIELD)) if applies else []
     situations = (
-        applies_when.for_recall(applies_when.derive(mtype, name, description, body), stored)
+        applies_when.for_recall(
+            applies_when.derive(mtype, name, description, body[:DERIVE_CHARS]), stored
+        )
         if applies
         else []
     )

@@ -62,6 +62,7 @@ from memdir.recall.passage_rows import PassageRows
 FORMAT_VERSION = 7
 EMBED_CHUNK = 256  # passages per embed call: the unit of progress reporting
 FILL_BATCH = 8  # passages per model call when filling (one ONNX batch)
+QUERY_BATCH = 2  # ... when a query waits for it
 # Static cosines crowd around 0.84 (every token vector shares a large component) while MiniLM's
 # spread around 0.10 with sd 0.13 (query x memory pairs of the evaluation set and a LoCoMo
 # conversation, docs/benchmarks.md). A query's fast-stage scores are standardised over the index
@@ -120,6 +121,7 @@ class SearchIndex:
         self._live_rows: npt.NDArray[np.int64] | None = None
         self.touched: set[int] = set()  # base rows whose mtime moved since the base was saved
         self._texts: dict[bytes, str] = {}  # passages read this process, not yet model-embedded
+        self.backlog: list[str] = []  # changed files a refresh's deadline left unread
         self.last_refresh = 0.0
 
     # -- queries -------------------------------------------------------------------------------
@@ -204,8 +206,12 @@ class SearchIndex:
         return not self.resolve(headers)[0]
 
     # -- refresh -------------------------------------------------------------------------------
-    def refresh(self) -> RefreshReport:
-        """Bring the index in step with the memory dir (read and embed only what changed)."""
+    def refresh(self, deadline: float | None = None) -> RefreshReport:
+        """Bring the index in step with the memory dir (read and embed only what changed).
+
+        With a ``deadline`` (a ``time.monotonic()`` value) the files not read by then are left in
+        :attr:`backlog`, read first by the next refresh: the rows read so far answer meanwhile.
+        """
         started = time.perf_counter()
         report = RefreshReport()
         if not self._loaded:
@@ -229,7 +235,9 @@ class SearchIndex:
                 if (row := self._rows.get(rel)) is None or not same_stat(self.docs[row], files[rel])
             )
             removed = sorted(rel for rel in delta.removed if rel in self._rows)
-        touched, new_rows = self._read(suspects, report)
+        if self.backlog:
+            suspects = sorted(set(suspects) | {r for r in self.backlog if r in files})
+        touched, new_rows = self._read(suspects, report, deadline)
         report.removed = removed
         if new_rows or removed or touched or report.rebuilt:
             texts = [p for row in new_rows for p in row.passages]
@@ -242,15 +250,22 @@ class SearchIndex:
                 self._compact(report)
             index_files.save(self, report)
         report.pending = self.pending()
+        report.backlog = len(self.backlog)
         self.last_refresh = time.monotonic()
         report.seconds = time.perf_counter() - started
         return report
 
-    def _read(self, suspects: list[str], report: RefreshReport) -> tuple[bool, list[NewRow]]:
+    def _read(
+        self, suspects: list[str], report: RefreshReport, deadline: float | None = None
+    ) -> tuple[bool, list[NewRow]]:
         """Read the suspect files: mtime-only changes are recorded, real changes become rows."""
         touched = False
         new_rows: list[NewRow] = []
-        for rel in suspects:
+        self.backlog = []
+        for position, rel in enumerate(suspects):
+            if deadline is not None and position % 16 == 0 and time.monotonic() >= deadline:
+                self.backlog = suspects[position:]
+                break
             st = self.dir_state.files[rel]
             text, sha, size = self._read_text(rel, report)
             if text is None:
@@ -430,14 +445,18 @@ class SearchIndex:
     def fill(self, rows: Sequence[int] | None = None, *, deadline: float | None = None) -> int:
         """Embed with the model what ``rows`` (every live row when None) still lack, one batch
         at a time until done or ``deadline`` (a ``time.monotonic()`` value); passages embedded."""
-        done = 0
+        done, last = 0, 0.0
         total = self.pending() if rows is None else 0
-        while deadline is None or time.monotonic() < deadline:
-            batch = self.work(rows)
+        # with a deadline: small batches, none started that would end past it (as the last took)
+        limit = FILL_BATCH if deadline is None else QUERY_BATCH
+        while deadline is None or time.monotonic() + last < deadline:
+            batch = self.work(rows, limit)
             if not batch:
                 break
             hashes = [h for h, _ in batch]
+            began = time.monotonic()
             self.install(hashes, self.model_vectors.embed(hashes, [t for _, t in batch]), rows)
+            last = time.monotonic() - began
             done += len(batch)
             if self.progress is not None and rows is None:
                 self.progress(done, max(total, done))

@@ -68,7 +68,7 @@ class StaticEmbedder:
             self._table = _DISTILLED.get(self.model.name)  # another index of this process
             if self._table is None and self.path.exists():
                 with contextlib.suppress(OSError, ValueError):
-                    self._table = _checked(np.load(self.path, allow_pickle=False), self.dim)
+                    self._table = _checked(np.load(self.path, mmap_mode="r"), self.dim)
         return self._table is not None
 
     def start(self) -> None:
@@ -148,7 +148,9 @@ def _feeds(ids: npt.NDArray[np.int64]) -> dict[str, Any]:
 def _checked(table: Any, dim: int) -> npt.NDArray[np.float32]:
     if not isinstance(table, np.ndarray) or table.ndim != 2 or table.shape[1] != dim:
         raise ValueError("static table has the wrong shape")
-    return np.ascontiguousarray(table, dtype=np.float32)
+    if table.dtype != np.float32:
+        raise ValueError("static table is not float32")
+    return table  # memory-mapped: a query reads only its tokens' rows
 
 
 def fast_stage_for(model: object, table_dir: Path) -> StaticEmbedder | None:
