@@ -99,6 +99,7 @@ class LocalSelector:
         fast: FastStage | Literal["auto"] | None = None,
         background: bool = False,
         query_fill_seconds: float = QUERY_FILL_SECONDS,
+        answer_seconds: float = ANSWER_SECONDS,
     ) -> None:
         model = embedder or MiniLMEmbedder()
         self.index = SearchIndex(
@@ -112,6 +113,7 @@ class LocalSelector:
         # background: the model reads the rest after each refresh, in a thread (long-lived hosts)
         self.filler = BackgroundFill(self.index, self._lock_for_fill) if background else None
         self.query_fill_seconds = query_fill_seconds
+        self.answer_seconds = answer_seconds
         if background and isinstance(model, MiniLMEmbedder):
             model.warm()  # a long-lived host: the network loads while the first refresh reads
         self.memory_dir = memory_dir
@@ -249,7 +251,7 @@ class LocalSelector:
             if unread.size:
                 deadline = time.monotonic() + self.query_fill_seconds
                 if started is not None:
-                    deadline = min(deadline, started + ANSWER_SECONDS)
+                    deadline = min(deadline, started + self.answer_seconds)
                 index.fill(unread.tolist(), deadline=deadline)
                 semantic = index.semantic_scores(query_vector, fast_vector)[rows]
                 fused = self.fusion.fuse(ranked, semantic)

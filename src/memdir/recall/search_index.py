@@ -69,6 +69,9 @@ QUERY_BATCH = 2  # ... when a query waits for it
 # and put on that spread, capped below the rules' "meaning alone" bar (0.40): a memory the model
 # has not read yet surfaces only with words or situations as evidence.
 FAST_MEAN, FAST_SD, FAST_CEILING = 0.10, 0.13, 0.39
+# Before the fast stage is ready (its table distils once per home), a passage the model has not
+# read scores the rules' weak bar: its words alone then decide (lexical coverage ≥ 0.15).
+UNREAD_COSINE = 0.18
 
 Progress = Callable[[int, int], None]  # (passages embedded so far, passages to embed)
 
@@ -156,7 +159,7 @@ class SearchIndex:
         """Cosine similarity of every row to the query: the best of its passages.
 
         A passage without the model's vector scores by the fast stage (mapped and capped, see
-        :data:`FAST_CEILING`), or 0 when the fast stage is not ready either.
+        :data:`FAST_CEILING`), or :data:`UNREAD_COSINE` when the fast stage is not ready either.
         """
         if not self.docs:
             return np.zeros(0, dtype=np.float32)
@@ -164,7 +167,7 @@ class SearchIndex:
         if self.fast is None:
             per_passage = rows.fast @ query_vector
         else:
-            mapped = np.full(rows.n, FAST_MEAN, dtype=np.float32)
+            mapped = np.full(rows.n, UNREAD_COSINE, dtype=np.float32)
             if fast_vector is not None and not rows.have.all():
                 fast = rows.fast @ fast_vector
                 spread = float(fast.std())
