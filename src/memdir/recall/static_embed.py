@@ -68,7 +68,7 @@ class StaticEmbedder:
             self._table = _DISTILLED.get(self.model.name)  # another index of this process
             if self._table is None and self.path.exists():
                 with contextlib.suppress(OSError, ValueError):
-                    self._table = _checked(np.load(self.path, mmap_mode="r"), self.dim)
+                    self._table = _checked(np.load(self.path, allow_pickle=False), self.dim)
         return self._table is not None
 
     def start(self) -> None:
@@ -150,7 +150,7 @@ def _checked(table: Any, dim: int) -> npt.NDArray[np.float32]:
         raise ValueError("static table has the wrong shape")
     if table.dtype != np.float32:
         raise ValueError("static table is not float32")
-    return table  # memory-mapped: a query reads only its tokens' rows
+    return table
 
 
 def fast_stage_for(model: object, table_dir: Path) -> StaticEmbedder | None:
