@@ -253,6 +253,8 @@ class LocalSelector:
                 if started is not None:
                     deadline = min(deadline, started + self.answer_seconds)
                 index.fill(unread.tolist(), deadline=deadline)
+                if self.filler is None:  # no background saves: keep what this query read
+                    index.save_model_vectors()
                 semantic = index.semantic_scores(query_vector, fast_vector)[rows]
                 fused = self.fusion.fuse(ranked, semantic)
         return rows, lexical, semantic, fused, index.lexical.query_weight(terms)

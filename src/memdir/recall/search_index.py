@@ -447,12 +447,14 @@ class SearchIndex:
 
     def fill(self, rows: Sequence[int] | None = None, *, deadline: float | None = None) -> int:
         """Embed with the model what ``rows`` (every live row when None) still lack, one batch
-        at a time until done or ``deadline`` (a ``time.monotonic()`` value); passages embedded."""
+        at a time until done or ``deadline`` (a ``time.monotonic()`` value; the first batch runs
+        regardless); passages embedded."""
         done, last = 0, 0.0
         total = self.pending() if rows is None else 0
-        # with a deadline: small batches, none started that would end past it (as the last took)
+        # with a deadline: small batches, the first always (a query's two best candidates are
+        # read whatever the refresh cost), then none that would end past it (as the last took)
         limit = FILL_BATCH if deadline is None else QUERY_BATCH
-        while deadline is None or time.monotonic() + last < deadline:
+        while deadline is None or done == 0 or time.monotonic() + last < deadline:
             batch = self.work(rows, limit)
             if not batch:
                 break
