@@ -46,7 +46,7 @@ from memdir.recall.relevance import (
     rule_for,
 )
 from memdir.recall.script import contains_cjk
-from memdir.recall.search_index import FastStage, RefreshReport, SearchIndex
+from memdir.recall.search_index import UNREAD_COSINE, FastStage, RefreshReport, SearchIndex
 from memdir.recall.static_embed import fast_stage_for
 
 log = logging.getLogger(__name__)
@@ -316,7 +316,11 @@ class LocalSelector:
                         filename=doc.rel,
                         score=float(fused[i]),
                         lexical=float(lexical[i]),
-                        semantic=float(semantic[i]),
+                        # a memory the model has not read orders by the fast stage but counts as
+                        # meaning only up to the weak bar: its words must carry it
+                        semantic=float(semantic[i])
+                        if by_model[position]
+                        else min(float(semantic[i]), UNREAD_COSINE),
                         name=doc.name,
                         description=doc.description,
                         coverage=float(lexical[i]) / weight if weight > 0 else 0.0,

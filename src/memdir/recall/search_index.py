@@ -66,8 +66,9 @@ QUERY_BATCH = 2  # ... when a query waits for it
 # Static cosines crowd around 0.84 (every token vector shares a large component) while MiniLM's
 # spread around 0.10 with sd 0.13 (query x memory pairs of the evaluation set and a LoCoMo
 # conversation, docs/benchmarks.md). A query's fast-stage scores are standardised over the index
-# and put on that spread, capped below the rules' "meaning alone" bar (0.40): a memory the model
-# has not read yet surfaces only with words or situations as evidence.
+# and put on that spread to order (capped below the "meaning alone" bar, 0.40); the relevance
+# rule sees at most UNREAD_COSINE for a memory the model has not read (LocalSelector.rank), so
+# such a memory surfaces on its words or situations, never on the fast stage's similarity.
 FAST_MEAN, FAST_SD, FAST_CEILING = 0.10, 0.13, 0.39
 # Before the fast stage is ready (its table distils once per home), a passage the model has not
 # read scores the rules' weak bar: its words alone then decide (lexical coverage ≥ 0.15).
