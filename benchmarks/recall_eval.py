@@ -48,6 +48,7 @@ from memdir.recall.relevance import (
 )
 from memdir.recall.script import contains_cjk
 from recall_fresh import tables as fresh_tables
+from recall_tasks import STAGE, stage_kwargs
 from recall_tasks import tables as task_tables
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -111,6 +112,7 @@ def selector(
         embedder=embedder,
         analyzer=TermAnalyzer(analyzer) if analyzer else None,
         relevance=KeepAll(),
+        **stage_kwargs(embedder),
     )
     sel.refresh()
     return sel
@@ -226,9 +228,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="a model's applies_when (default: data/applies_when_agent.json; or the JSON "
         "{memory file: [situations]} benchmarks/applies_model.py writes)",
     )
+    parser.add_argument(
+        "--stage",
+        choices=("model", "fast", "fast-only"),
+        default="model",
+        help="model: one-stage index; fast: the fast stage, the model reading each request's 20 "
+        "best candidates; fast-only: the fast stage alone (what is ready before the model reads)",
+    )
     args = parser.parse_args(argv)
     work = Path(args.workdir)
     minilm = MiniLMEmbedder()
+    if args.stage != "model":
+        from memdir.recall.static_embed import StaticEmbedder
+
+        fast = StaticEmbedder(minilm, work / "models")
+        fast.build()  # distilled once (about 30 s), then loaded
+        budget = 0.0 if args.stage == "fast-only" else 1e9  # no deadline: load-independent
+        STAGE.update(fast=fast, query_fill_seconds=budget, answer_seconds=budget)
     data = json.loads((DATA / "recall_eval.json").read_text(encoding="utf-8"))
     model = model_lists(data, Path(args.model_applies) if args.model_applies else AGENT_LISTS)
     tasks = "\n".join(

@@ -56,9 +56,26 @@ def write_dir(root: Path, memories: list[list[str]], situations: dict[str, list[
         write_if_changed(root / rel, text)
 
 
+# Set by recall_eval.py --stage: LocalSelector arguments for the two-stage index (issue #29), used
+# for the MiniLM selectors only.
+STAGE: dict[str, Any] = {}
+
+
+def stage_kwargs(embedder: Embedder) -> dict[str, Any]:
+    fast = STAGE.get("fast")
+    return dict(STAGE) if fast is not None and embedder is getattr(fast, "model", None) else {}
+
+
 def build(root: Path, cache: Path, embedder: Embedder, *, applies: bool) -> LocalSelector:
     shutil.rmtree(cache, ignore_errors=True)
-    sel = LocalSelector(root, cache, embedder=embedder, relevance=KeepAll(), applies_when=applies)
+    sel = LocalSelector(
+        root,
+        cache,
+        embedder=embedder,
+        relevance=KeepAll(),
+        applies_when=applies,
+        **stage_kwargs(embedder),
+    )
     sel.refresh()
     return sel
 

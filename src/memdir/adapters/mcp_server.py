@@ -196,13 +196,20 @@ def build_server(
     cache_dir: Path | None = None,
     selector: Selector | SelectorFactory | None = None,
     mechanics: Callable[[], str] | None = None,
+    warm: bool = False,
 ) -> MCPServer:
-    """An MCP server exposing ``store``'s memory dir (tools, MEMORY.md and instructions)."""
+    """An MCP server exposing ``store``'s memory dir (tools, MEMORY.md and instructions).
+
+    ``warm``: start building the recall index now, in the background (``memdir mcp``), so the
+    first ``memory_recall`` answers from what is ready instead of waiting for the build.
+    """
     tools = MemoryTools(
         store,
         selector or default_selector_factory(store, cache_dir),
         header_cache=cache_dir / "headers.json" if cache_dir is not None else None,
     )
+    if warm:
+        tools.warm()
     server: MCPServer = MCPServer(
         "memdir", version=__version__, instructions=DEFAULT_INSTRUCTIONS, log_level="WARNING"
     )

@@ -17,6 +17,8 @@ Invariants:
 from __future__ import annotations
 
 import builtins
+import logging
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -28,11 +30,14 @@ from memdir.age import freshness_note, memory_age
 from memdir.errors import FrontmatterError, MemdirError, ToolDenied
 from memdir.index import ENTRYPOINT_NAME, load_for_prompt, read_entrypoint
 from memdir.model import MEMORY_TYPES, MemoryType
-from memdir.recall.base import MAX_SELECTED, Selector
+from memdir.recall.base import MAX_SELECTED, Selector, takes_keyword
 from memdir.recall.engine import MemoryRecall
 from memdir.recall.surface import RelevantMemory, surface
 from memdir.store import MemoryStore, slugify
 from memdir.team.guard import with_credential_notes
+
+log = logging.getLogger(__name__)
+WARM_READ_SECONDS = 0.2
 
 SelectorFactory = Callable[[], Selector]
 LIST_LIMIT = 200
@@ -79,13 +84,35 @@ class MemoryTools:
         self.header_cache = header_cache
         self._selector = selector if isinstance(selector, Selector) else None
         self._factory = None if isinstance(selector, Selector) else selector
+        self._building = threading.Lock()
 
     @property
     def selector(self) -> Selector:
-        if self._selector is None:
-            assert self._factory is not None
-            self._selector = self._factory()
-        return self._selector
+        with self._building:
+            if self._selector is None:
+                assert self._factory is not None
+                self._selector = self._factory()
+            return self._selector
+
+    def warm(self) -> threading.Thread:
+        """Build the selector and its index in a background thread (at server start), so the
+        first ``memory_recall`` finds them ready or under way; a failure is left to that call."""
+
+        def run() -> None:
+            try:
+                refresh = getattr(self.selector, "refresh", None)
+                if refresh is not None and takes_keyword(refresh, "deadline"):
+                    # a short first slice; the selector's background fill reads the rest
+                    # between queries, so a recall never waits for the whole build
+                    refresh(deadline=time.monotonic() + WARM_READ_SECONDS)
+                elif refresh is not None:
+                    refresh()
+            except Exception:  # the first recall builds it again and reports what is wrong
+                log.debug("warming recall failed", exc_info=True)
+
+        thread = threading.Thread(target=run, daemon=True, name="memdir-recall-warm")
+        thread.start()
+        return thread
 
     # -- reading ---------------------------------------------------------------------------
     async def recall(self, query: str, limit: int = MAX_SELECTED) -> dict[str, Any]:

@@ -68,7 +68,9 @@ def cmd_mcp(ctx: CliContext) -> int:
             ctx.paths, ctx.settings, skip_index=True, include_index=False, search_past_context=False
         )
 
-    server = build_server(ctx.store(), cache_dir=ctx.paths.cache_dir, mechanics=mechanics)
+    server = build_server(
+        ctx.store(), cache_dir=ctx.paths.cache_dir, mechanics=mechanics, warm=True
+    )
     if args.transport == "http":
         ctx.out.warn(f"MCP server on http://{args.host}:{args.port}/mcp (Ctrl-C to stop)")
     serve(server, args.transport, host=args.host, port=args.port)

@@ -93,15 +93,26 @@ def _write_applies_when(ctx: CliContext) -> dict[str, Any]:
 
 def cmd_reindex(ctx: CliContext) -> int:
     applies = _write_applies_when(ctx)
-    selector = local_selector(ctx.memory_dir, ctx.paths.cache_dir, embedder=ctx.args.embedder)
+    selector = local_selector(
+        ctx.memory_dir, ctx.paths.cache_dir, embedder=ctx.args.embedder, background=False
+    )
     bar = _attach_progress(ctx, selector)
     try:
+        if selector.index.fast is not None:
+            selector.index.fast.build()  # once per memdir home (about 30 s), then loaded
         report = selector.refresh()
+        searchable = report.seconds
+        if bar is not None:  # the second stage: the model reads every memory
+            bar.close()
+            bar = _attach_progress(ctx, selector)
+        selector.complete()
     finally:
         if bar is not None:
             bar.close()
     payload = {
         "embedder": selector.index.embedder.name,
+        "fast_stage": selector.index.fast.name if selector.index.fast is not None else None,
+        "searchable_seconds": round(searchable, 2),
         "memories": int(selector.index.live_rows().size),
         "added": len(report.added),
         "changed": len(report.changed),
@@ -131,7 +142,12 @@ def cmd_recall(ctx: CliContext) -> int:
         return _explain(ctx)
     provider = _provider(ctx) if kind in ("auto", "llm") else None
     recall = build_recall(
-        ctx.memory_dir, ctx.paths.cache_dir, kind=kind, provider=provider, embedder=a.embedder
+        ctx.memory_dir,
+        ctx.paths.cache_dir,
+        kind=kind,
+        provider=provider,
+        embedder=a.embedder,
+        background=False,  # one answer, then exit: `memdir reindex` or a long-lived host fills
     )
     bar = _attach_progress(ctx, recall.ranker or recall.selector)
     try:
@@ -153,7 +169,9 @@ def cmd_recall(ctx: CliContext) -> int:
 
 
 def _explain(ctx: CliContext) -> int:
-    selector = local_selector(ctx.memory_dir, ctx.paths.cache_dir, embedder=ctx.args.embedder)
+    selector = local_selector(
+        ctx.memory_dir, ctx.paths.cache_dir, embedder=ctx.args.embedder, background=False
+    )
     bar = _attach_progress(ctx, selector)
     headers = ctx.store().scan(limit=None).headers
     explained = explain(selector, headers, ctx.args.query, limit=ctx.args.limit, top=20)
@@ -168,9 +186,11 @@ def _explain(ctx: CliContext) -> int:
             "fused": round(e.fused, 3),
             "selected": e.selected,
             "why": e.reason,
+            "semantic_by": e.semantic_by,
         }
         for e in explained
     ]
     columns = ["rank", "path", "lexical", "semantic", "fused", "selected", "why"]
-    ctx.out.data(rows, table(rows, columns))
+    note = selector.status().note()  # how much the model has read: the rest is the fast stage
+    ctx.out.data(rows, f"{table(rows, columns)}\n{note}" if rows else note)
     return 0

@@ -35,6 +35,7 @@ def status_payload(ctx: CliContext) -> dict[str, Any]:
             settings.sources.get("model") if settings.model else settings.sources.get("host_model")
         ),
         "recall": settings.recall_selector or "local",
+        "search_index": _index_status(ctx),
         "host_model": {
             "on": host_model_on(settings) and not settings.model,
             "model": settings.host_model,
@@ -76,6 +77,7 @@ def _text(p: dict[str, Any]) -> str:
         f"background model  {p['background_model'] or 'none (offline)'}"
         f"  [{p['background_model_source']}]",
         f"recall            {p['recall']}",
+        *(f"search index      {line}" for line in _index_lines(p["search_index"])),
         f"host model        {'on' if host['on'] else 'off'} ({host['model']}; "
         f"claude: {host['cli'] or 'not found'})",
         f"today             ${today['cost_usd']:.4f} of ${host['budget_usd']:.2f} "
@@ -94,6 +96,33 @@ def _text(p: dict[str, Any]) -> str:
     if sessions:
         lines += ["", table(sessions, ["session", "cost"])]
     return "\n".join(lines)
+
+
+def _index_status(ctx: CliContext) -> dict[str, Any]:
+    """Each saved search index: memories, and how many passages the model has read."""
+    try:
+        from memdir.recall.index_files import read_status
+    except ImportError:  # the recall extra (numpy) is missing: keyword recall has no index
+        return {}
+    return read_status(ctx.paths.cache_dir)
+
+
+def _index_lines(indexes: dict[str, Any]) -> list[str]:
+    if not indexes:
+        return ["none yet (built by the first recall or `memdir reindex`)"]
+    lines = []
+    for name, s in indexes.items():
+        if "problem" in s:
+            lines.append(f"{name}: unreadable ({s['problem']})")
+        elif s["embedded"] >= s["passages"]:
+            lines.append(f"{name}: {s['memories']} memories, all read by the model")
+        else:
+            lines.append(
+                f"{name}: {s['memories']} memories searchable; the model has read "
+                f"{s['embedded']} of {s['passages']} passages (the rest rank by the fast stage "
+                "until a long-lived host or `memdir reindex` finishes)"
+            )
+    return lines
 
 
 def cmd_status(ctx: CliContext) -> int:

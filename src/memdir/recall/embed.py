@@ -83,6 +83,7 @@ class MiniLMEmbedder:
         self._session: Any = None
         self._tokenizer: Any = None
         self._lock = threading.Lock()
+        self._tokenizer_lock = threading.Lock()
 
     @property
     def name(self) -> str:
@@ -98,15 +99,36 @@ class MiniLMEmbedder:
                 # loading is native work too: a process that exits while a warm-up thread is
                 # inside it aborts (SIGABRT), so the exit waits for the load to finish
                 with native.region():
-                    self._tokenizer = _load_tokenizer(self._vocab_path, self._max_tokens)
+                    if self._tokenizer is None:
+                        self._tokenizer = _load_tokenizer(self._vocab_path, self._max_tokens)
                     self._session = _load_session(self._model_path, self._threads)
             return self._session, self._tokenizer
+
+    def load(self) -> tuple[Any, Any]:
+        """(ONNX session, tokenizer), loaded on first use."""
+        return self._load()
 
     def tokenize(self, text: str) -> list[int]:
         """The model's token ids for ``text`` ([CLS] … [SEP]), as fed to the network."""
         _, tokenizer = self._load()
         ids: list[int] = tokenizer.encode(text).ids
         return ids
+
+    def tokenize_batch(self, texts: list[str]) -> list[list[int]]:
+        """Token ids of each text (padded to the longest with id 0, truncated like ``embed``);
+        loads the tokenizer only, not the network."""
+        with self._tokenizer_lock:  # not the network's lock: a warm-up may hold that one
+            if self._tokenizer is None:
+                self._tokenizer = _load_tokenizer(self._vocab_path, self._max_tokens)
+            tokenizer = self._tokenizer
+        return [e.ids for e in tokenizer.encode_batch(texts)]
+
+    def warm(self) -> threading.Thread:
+        """Load the network in a background thread (a long-lived host's first query then finds
+        it ready); returns the thread."""
+        thread = threading.Thread(target=self._load, daemon=True, name="memdir-model-load")
+        thread.start()
+        return thread
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         if not texts:

@@ -30,11 +30,15 @@ def local_selector(
     *,
     min_similarity: float | str | None = "default",
     embedder: str = "auto",
+    background: bool = True,
 ) -> LocalSelector:
     """The offline selector (imports numpy/onnxruntime lazily: the ``recall`` extra).
 
     ``embedder``: ``auto`` (MiniLM, or the multilingual model for a dir written mostly in other
     languages when the ``multilingual`` extra is installed), ``minilm`` or ``multilingual``.
+    Its index has two stages (the fast one for MiniLM, see ``recall.search_index``); with
+    ``background`` the model reads the rest of the dir in a thread after each refresh (for
+    long-lived processes; a one-shot command passes False and leaves it to ``memdir reindex``).
     """
     try:
         from memdir.recall.local import LocalSelector
@@ -43,8 +47,17 @@ def local_selector(
         raise MissingExtraError(exc.name or "numpy", "recall") from exc
     model = choose_embedder(memory_dir, embedder)
     if isinstance(min_similarity, str):
-        return LocalSelector(memory_dir, cache_dir, embedder=model)
-    return LocalSelector(memory_dir, cache_dir, embedder=model, min_similarity=min_similarity)
+        return LocalSelector(
+            memory_dir, cache_dir, embedder=model, fast="auto", background=background
+        )
+    return LocalSelector(
+        memory_dir,
+        cache_dir,
+        embedder=model,
+        min_similarity=min_similarity,
+        fast="auto",
+        background=background,
+    )
 
 
 def build_recall(
@@ -55,6 +68,7 @@ def build_recall(
     provider: Provider | None = None,
     min_similarity: float | Literal["default"] | None = "default",
     embedder: str = "auto",
+    background: bool = True,
 ) -> MemoryRecall:
     """A recall engine for ``memory_dir``; keep it for the life of the process (see engine)."""
     if kind not in SELECTOR_KINDS:
@@ -70,7 +84,7 @@ def build_recall(
             )
         ranker: Ranker | None
         try:
-            ranker = local_selector(memory_dir, cache_dir, embedder=embedder)
+            ranker = local_selector(memory_dir, cache_dir, embedder=embedder, background=background)
         except MissingExtraError:
             ranker = None
         return MemoryRecall(
@@ -81,6 +95,10 @@ def build_recall(
             header_cache=headers,
         )
     selector = local_selector(
-        memory_dir, cache_dir, min_similarity=min_similarity, embedder=embedder
+        memory_dir,
+        cache_dir,
+        min_similarity=min_similarity,
+        embedder=embedder,
+        background=background,
     )
     return MemoryRecall(memory_dir, selector, header_cache=headers)

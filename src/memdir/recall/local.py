@@ -33,6 +33,7 @@ from memdir.prompt_context import CONTEXT_WEIGHT, RecallContext
 from memdir.recall.applies_match import AppliesMatcher
 from memdir.recall.base import MAX_SELECTED, Selection
 from memdir.recall.embed import Embedder, MiniLMEmbedder
+from memdir.recall.fill import BackgroundFill, IndexStatus
 from memdir.recall.fold import Entry, Folding, SameMemory, fold
 from memdir.recall.fusion import FusionConfig
 from memdir.recall.intents import request_intents
@@ -46,7 +47,8 @@ from memdir.recall.relevance import (
     rule_for,
 )
 from memdir.recall.script import contains_cjk
-from memdir.recall.search_index import RefreshReport, SearchIndex
+from memdir.recall.search_index import UNREAD_COSINE, FastStage, RefreshReport, SearchIndex
+from memdir.recall.static_embed import fast_stage_for
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +57,14 @@ DEFAULT_MIN_SIMILARITY = 0.3
 # Seconds between index refreshes when ranking without headers. A refresh stats directories,
 # not files (see recall.dirstate), so every query may afford one.
 REFRESH_INTERVAL = 0.0
+# While the model has not read every memory, a query has it read its best first-stage candidates
+# first, within this many seconds (then ranks the rest by the fast stage; see search_index).
+QUERY_FILL_SECONDS = 0.3
+QUERY_FILL_CANDIDATES = 20
+# ... and never past this many seconds from the start of the call (refresh included), so the
+# first recall of a surface answers from what is ready while the rest is read in the background.
+ANSWER_SECONDS = 0.8
+READ_SECONDS = 0.4  # of which reading changed files (the rest is read in the background)
 _WARNING_WORDS = ("warning", "gotcha", "bug", "careful", "never", "don't", "avoid", "pitfall")
 
 
@@ -69,6 +79,7 @@ class Explanation:
     rank: int
     selected: bool
     reason: str
+    semantic_by: str = "model"  # "fast stage" while the model has not read this memory yet
 
 
 class LocalSelector:
@@ -86,14 +97,26 @@ class LocalSelector:
         relevance: RelevanceRule | None = None,
         refresh_interval: float = REFRESH_INTERVAL,
         applies_when: bool = True,
+        fast: FastStage | Literal["auto"] | None = None,
+        background: bool = False,
+        query_fill_seconds: float = QUERY_FILL_SECONDS,
+        answer_seconds: float = ANSWER_SECONDS,
     ) -> None:
+        model = embedder or MiniLMEmbedder()
         self.index = SearchIndex(
             memory_dir,
             cache_dir,
-            embedder or MiniLMEmbedder(),
+            model,
             analyzer,
             applies_when=applies_when,
+            fast=fast_stage_for(model, cache_dir.parent / "models") if fast == "auto" else fast,
         )
+        # background: the model reads the rest after each refresh, in a thread (long-lived hosts)
+        self.filler = BackgroundFill(self.index, self._lock_for_fill) if background else None
+        self.query_fill_seconds = query_fill_seconds
+        self.answer_seconds = answer_seconds
+        if background and isinstance(model, MiniLMEmbedder):
+            model.warm()  # a long-lived host: the network loads while the first refresh reads
         self.memory_dir = memory_dir
         self.fusion = fusion or FusionConfig()
         # The default rule adapts to each query's script; a rule the caller chose is used as is.
@@ -114,25 +137,61 @@ class LocalSelector:
         self._same = SameMemory(memory_dir)  # copies fold into one slot (memdir.recall.fold)
 
     # -- index upkeep --------------------------------------------------------------------------
-    def refresh(self) -> RefreshReport:
-        """Sync the index with the memory dir now; cache problems are in the report."""
+    def refresh(self, deadline: float | None = None) -> RefreshReport:
+        """Sync the index with the memory dir now; cache problems are in the report.
+
+        With a ``deadline`` and a background fill, what is left unread at the deadline is read
+        in the background (a query answers from the rows read so far meanwhile).
+        """
         with self._lock:
-            report = self.index.refresh()
+            report = self.index.refresh(deadline if self.filler is not None else None)
             self._refreshed = True
         for problem in report.problems:
             log.warning("recall index: %s", problem)
+        if self.filler is not None and (report.pending or report.backlog):
+            self.filler.start()
         return report
 
-    def _maybe_refresh(self) -> None:
-        age = time.monotonic() - self.index.last_refresh
-        if not self._refreshed or age >= self.refresh_interval:
-            self.refresh()
+    def _lock_for_fill(self) -> threading.RLock:
+        return self._lock
 
-    def _candidates(self, headers: Sequence[MemoryHeader] | None) -> npt.NDArray[np.int64] | None:
+    def complete(self) -> int:
+        """Have the model read every memory it has not yet (``memdir reindex``); passages."""
+        with self._lock:
+            done = self.index.fill()
+            problems = self.index.save_model_vectors()
+        for problem in problems:
+            log.warning("recall index: %s", problem)
+        return done
+
+    def status(self) -> IndexStatus:
+        """How much of the index the model has read (for ``--explain`` and ``memdir status``)."""
+        with self._lock:
+            rows = self.index.live_rows()
+            by_model = int(self.index.by_model(rows).sum())
+            fast = self.index.fast
+            return IndexStatus(
+                memories=int(rows.size),
+                by_model=by_model,
+                pending_passages=self.index.pending(),
+                fast_stage=None if fast is None else fast.name,
+                fast_ready=fast is None or fast.ready(),
+                background=self.filler is not None and self.filler.running(),
+                unread=len(self.index.backlog),
+            )
+
+    def _maybe_refresh(self, deadline: float | None) -> None:
+        age = time.monotonic() - self.index.last_refresh
+        if not self._refreshed or age >= self.refresh_interval or self.index.backlog:
+            self.refresh(deadline)
+
+    def _candidates(
+        self, headers: Sequence[MemoryHeader] | None, deadline: float | None = None
+    ) -> npt.NDArray[np.int64] | None:
         """Refresh the index when it lags the headers; the rows they name (None: all memories)."""
         with self._lock:
             if headers is None:
-                self._maybe_refresh()
+                self._maybe_refresh(deadline)
                 return None
             stale, rows = self.index.resolve(headers)
             # Headers the index cannot hold (unreadable, outside the dir) must not force a
@@ -140,7 +199,7 @@ class LocalSelector:
             if not self._refreshed or any(
                 (h.filename, h.mtime) not in self._unindexable for h in stale
             ):
-                self.refresh()
+                self.refresh(deadline)
                 stale, rows = self.index.resolve(headers)
                 self._unindexable = {(h.filename, h.mtime) for h in stale}
             live = self.index.live_rows()
@@ -150,7 +209,11 @@ class LocalSelector:
 
     # -- scoring -------------------------------------------------------------------------------
     def _scores(
-        self, query: str, rows: npt.NDArray[np.int64] | None, context: RecallContext | None = None
+        self,
+        query: str,
+        rows: npt.NDArray[np.int64] | None,
+        context: RecallContext | None = None,
+        started: float | None = None,
     ) -> tuple[
         npt.NDArray[np.int64],
         npt.NDArray[np.float32],
@@ -171,8 +234,8 @@ class LocalSelector:
             return rows, empty, empty, empty, 0.0
         terms = index.analyzer.terms(query)
         lexical = index.lexical.scores_for_terms(terms)[rows]
-        query_vector = index.embedder.embed([query])[0]
-        semantic = index.semantic_scores(query_vector)[rows]
+        query_vector, fast_vector = index.query_vectors(query)
+        semantic = index.semantic_scores(query_vector, fast_vector)[rows]
         ranked = lexical
         # Words the prompt does not say but its context (recent turns, files, tools) and its
         # class of task (memdir.recall.intents) do: they order, they never count as coverage.
@@ -183,6 +246,19 @@ class LocalSelector:
         if extra:
             ranked = lexical + CONTEXT_WEIGHT * index.lexical.scores_for_terms(extra)[rows]
         fused = self.fusion.fuse(ranked, semantic)
+        if index.pending() and self.query_fill_seconds > 0:
+            # The model reads the best candidates it has not read yet, then they rank by it.
+            best = rows[_top_k(fused, QUERY_FILL_CANDIDATES)]
+            unread = best[~index.by_model(best)]
+            if unread.size:
+                deadline = time.monotonic() + self.query_fill_seconds
+                if started is not None:
+                    deadline = min(deadline, started + self.answer_seconds)
+                index.fill(unread.tolist(), deadline=deadline)
+                if self.filler is None:  # no background saves: keep what this query read
+                    index.save_model_vectors()
+                semantic = index.semantic_scores(query_vector, fast_vector)[rows]
+                fused = self.fusion.fuse(ranked, semantic)
         return rows, lexical, semantic, fused, index.lexical.query_weight(terms)
 
     def rank(
@@ -198,21 +274,43 @@ class LocalSelector:
 
         Over ``headers`` when given, else over every indexed memory but those in ``exclude``.
         """
+        started = time.monotonic()
+        if self.filler is not None:
+            self.filler.hold()  # the background fill yields the cores to this query
+        try:
+            return self._rank(query, k, headers, exclude, context, started)
+        finally:
+            if self.filler is not None:
+                self.filler.release()
+
+    def _rank(
+        self,
+        query: str,
+        k: int,
+        headers: Sequence[MemoryHeader] | None,
+        exclude: AbstractSet[str],
+        context: RecallContext | None,
+        started: float,
+    ) -> list[ScoredDoc]:
+        # While a background fill reads the rest, a query reads nothing itself (it answers from
+        # what is indexed); otherwise it reads changed files for up to READ_SECONDS.
+        reading = self.filler is not None and self.filler.running()
         with self._lock:
-            rows = self._candidates(headers)
+            rows = self._candidates(headers, started if reading else started + READ_SECONDS)
             if exclude and headers is None:
                 gone = [r for rel in exclude if (r := self.index.row_of(rel)) is not None]
                 if gone:
                     rows = np.setdiff1d(self.index.live_rows(), np.array(gone, dtype=np.int64))
-            rows, lexical, semantic, fused, weight = self._scores(query, rows, context)
+            rows, lexical, semantic, fused, weight = self._scores(query, rows, context, started)
             order = _top_k(fused, k)
             docs = self.index.docs
             query_terms = self._applies.query_terms(query)
             if context is not None and context.activity():
                 query_terms |= self._applies.query_terms(context.activity())
             intents = request_intents(query)
+            by_model = self.index.by_model(rows[order])
             out = []
-            for i in order:
+            for position, i in enumerate(order):
                 doc = docs[rows[i]]
                 applies = self._applies.match(query_terms, doc.applies_when, intents)
                 out.append(
@@ -220,7 +318,11 @@ class LocalSelector:
                         filename=doc.rel,
                         score=float(fused[i]),
                         lexical=float(lexical[i]),
-                        semantic=float(semantic[i]),
+                        # a memory the model has not read orders by the fast stage but counts as
+                        # meaning only up to the weak bar: its words must carry it
+                        semantic=float(semantic[i])
+                        if by_model[position]
+                        else min(float(semantic[i]), UNREAD_COSINE),
                         name=doc.name,
                         description=doc.description,
                         coverage=float(lexical[i]) / weight if weight > 0 else 0.0,
@@ -230,6 +332,7 @@ class LocalSelector:
                         applies_best=applies.best,
                         applies_intent=applies.intent,
                         intent_situation=applies.intent_situation,
+                        by_model=bool(by_model[position]),
                     )
                 )
             return out
@@ -265,6 +368,7 @@ class LocalSelector:
                     rank=position,
                     selected=selected,
                     reason=reason or keep_reason(rule, doc),
+                    semantic_by="model" if doc.by_model else "fast stage",
                 )
             )
         return out
@@ -379,4 +483,4 @@ def _tool_usage_doc(doc: ScoredDoc, recent_tools: Sequence[str]) -> str | None:
     return None
 
 
-__all__ = ["DEFAULT_MIN_SIMILARITY", "Explanation", "LocalSelector", "ScoredDoc"]
+__all__ = ["DEFAULT_MIN_SIMILARITY", "Explanation", "IndexStatus", "LocalSelector", "ScoredDoc"]

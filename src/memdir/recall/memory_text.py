@@ -25,6 +25,13 @@ from memdir.pathsafe import open_inside, open_regular
 
 # ≈ 200 word pieces: one slice plus the memory's title fits MiniLM's 256-piece window.
 PASSAGE_WORDS = 150
+# At most this many passages are embedded per memory (the first ones; BM25 still reads all that
+# was read): a 64 KiB memory costs about as much as a few short ones, not sixty passes.
+MAX_PASSAGES = 6
+# The rules look for their cues in the first 8,000 characters of a body: a memory that names its
+# situations does so early, and scanning 64 KiB for 44 cue lists cost more than the rest of its
+# indexing together.
+DERIVE_CHARS = 8000
 RECALL_READ_BYTES = 64 * 1024  # ≈ 10,000 words: far more than any memory worth recalling
 
 
@@ -42,8 +49,9 @@ class MemoryText:
     # rule alone (a dir's ranking changes when its files do, not when the rules do).
     stored_when: tuple[str, ...] = ()
 
-    def passages(self, words: int = PASSAGE_WORDS) -> list[str]:
-        """Embedding inputs: the title and description, with each ``words``-word body slice.
+    def passages(self, words: int = PASSAGE_WORDS, limit: int = MAX_PASSAGES) -> list[str]:
+        """Embedding inputs: the title and description, with each of the first ``limit``
+        ``words``-word body slices.
 
         MiniLM reads at most 256 word pieces, so a long memory embedded whole would be judged by
         its opening alone; slicing lets its best passage speak for it (a memory's semantic score
@@ -55,7 +63,7 @@ class MemoryText:
             return [f"{head}\n{self.body}".strip()]
         return [
             f"{head}\n{' '.join(body_words[i : i + words])}".strip()
-            for i in range(0, len(body_words), words)
+            for i in range(0, min(len(body_words), words * limit), words)
         ]
 
     def for_lexical(self) -> str:
@@ -92,7 +100,9 @@ def read_memory_text(
     mtype = str(meta["type"]) if meta.get("type") is not None else ""
     stored = applies_when.normalise(meta.get(applies_when.FIELD)) if applies else []
     situations = (
-        applies_when.for_recall(applies_when.derive(mtype, name, description, body), stored)
+        applies_when.for_recall(
+            applies_when.derive(mtype, name, description, body[:DERIVE_CHARS]), stored
+        )
         if applies
         else []
     )
@@ -110,4 +120,4 @@ def read_memory_text(
     )
 
 
-__all__ = ["PASSAGE_WORDS", "RECALL_READ_BYTES", "MemoryText", "read_memory_text"]
+__all__ = ["MAX_PASSAGES", "PASSAGE_WORDS", "RECALL_READ_BYTES", "MemoryText", "read_memory_text"]

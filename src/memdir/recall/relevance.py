@@ -52,6 +52,9 @@ class ScoredDoc:
     applies_best: int = 0  # most request terms found in any one situation
     applies_intent: str = ""  # the request's class of task one of its situations names
     intent_situation: str = ""  # that situation
+    by_model: bool = (
+        True  # semantic is the model's cosine (False: the fast stage's, see search_index)
+    )
 
 
 class RelevanceRule(Protocol):
