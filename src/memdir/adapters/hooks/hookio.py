@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,6 +78,22 @@ def session_id(body: dict[str, Any], key: str = "session_id") -> str:
     if not isinstance(value, str) or not _SESSION_ID.match(value) or ".." in value:
         raise HookInputError(f"missing or unsafe {key} {value!r}")
     return value
+
+
+def standard_input(
+    event: str, body: Mapping[str, Any], events: Mapping[str, str], **override: Any
+) -> HookInput:
+    """memdir's event from the fields every host so far sends under the same names
+    (``session_id``, ``transcript_path``, ``cwd``, ``prompt``, ``source``, ``trigger``,
+    ``reason``, ``agent_id``); ``override`` replaces a field a dialect reads its own way."""
+    obj = dict(body)
+    check_event_name(obj, event, events.get(event))
+    fields: dict[str, Any] = {
+        key: optional_str(obj, key)
+        for key in ("transcript_path", "cwd", "prompt", "source", "trigger", "reason", "agent_id")
+    }
+    fields.update(override)
+    return HookInput(event=event, session_id=session_id(obj), **fields)
 
 
 def check_event_name(body: dict[str, Any], event: str, expected: str | None) -> None:

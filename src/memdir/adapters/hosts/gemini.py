@@ -31,10 +31,9 @@ from typing import TYPE_CHECKING, Any
 from memdir.adapters.hooks.dialect import HookSpec, Target, hook_command
 from memdir.adapters.hooks.hookio import (
     HookInput,
-    check_event_name,
     clip,
     optional_str,
-    session_id,
+    standard_input,
 )
 from memdir.errors import MemdirError
 
@@ -70,19 +69,10 @@ def strip_hook_context(text: str) -> str:
 
 
 def parse(event: str, body: Mapping[str, Any]) -> HookInput:
-    obj = dict(body)
-    check_event_name(obj, event, EVENTS.get(event))
-    prompt = optional_str(obj, "prompt")
-    return HookInput(
-        event=event,
-        session_id=session_id(obj),
-        transcript_path=optional_str(obj, "transcript_path"),
-        cwd=optional_str(obj, "cwd"),
-        prompt=strip_hook_context(prompt).strip() if prompt is not None else None,
-        source=optional_str(obj, "source"),
-        trigger=optional_str(obj, "trigger"),
-        reason=optional_str(obj, "reason"),
-    )
+    # the prompt carries the <hook_context> SessionStart added: never recall on memdir's own text
+    prompt = optional_str(dict(body), "prompt")
+    stripped = strip_hook_context(prompt).strip() if prompt is not None else None
+    return standard_input(event, body, EVENTS, prompt=stripped, agent_id=None)
 
 
 def render(event: str, context: str) -> str:

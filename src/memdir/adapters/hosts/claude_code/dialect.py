@@ -22,10 +22,8 @@ from typing import TYPE_CHECKING, Any
 from memdir.adapters.hooks.dialect import HookSpec, Target, hook_command
 from memdir.adapters.hooks.hookio import (
     HookInput,
-    check_event_name,
     clip,
-    optional_str,
-    session_id,
+    standard_input,
 )
 
 if TYPE_CHECKING:
@@ -53,19 +51,7 @@ _MATCHED = ("SessionStart", "PreCompact", "SessionEnd")
 
 
 def parse(event: str, body: Mapping[str, Any]) -> HookInput:
-    obj = dict(body)
-    check_event_name(obj, event, EVENTS.get(event))
-    return HookInput(
-        event=event,
-        session_id=session_id(obj),
-        transcript_path=optional_str(obj, "transcript_path"),
-        cwd=optional_str(obj, "cwd"),
-        prompt=optional_str(obj, "prompt"),
-        source=optional_str(obj, "source"),
-        trigger=optional_str(obj, "trigger"),
-        reason=optional_str(obj, "reason"),
-        agent_id=optional_str(obj, "agent_id"),
-    )
+    return standard_input(event, body, EVENTS)
 
 
 def context_output(event: str, context: str, *, system_message: str | None = None) -> str:
