@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.realhost.fake_openai import FakeOpenAI
-from tests.realhost.host import SRC, write_memdir_shim
+from tests.realhost.host import SRC, MemdirUser, write_memdir_shim
 
 HERE = Path(__file__).resolve().parent
 VERSION = (HERE / "codex.version").read_text().strip()
@@ -146,7 +146,7 @@ def wait_for_line(
 
 
 @dataclass
-class CodexHost:
+class CodexHost(MemdirUser):
     """One sandboxed user of the real CLI: home, CODEX_HOME, project dir, env; run sessions."""
 
     cli: Path
@@ -374,29 +374,3 @@ class CodexHost:
     def rollouts(self) -> list[Path]:
         """Saved sessions (``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl``), oldest first."""
         return sorted((self.codex_home / "sessions").glob("*/*/*/rollout-*.jsonl"))
-
-    def memdir(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        """This checkout's ``memdir`` with the host's environment, in the project dir."""
-        proc = subprocess.run(
-            [str(self.bin / "memdir"), *args],
-            cwd=self.project,
-            env=self.env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        if check and proc.returncode != 0:
-            raise AssertionError(
-                f"memdir {' '.join(args)} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
-            )
-        return proc
-
-    def memory_dir(self) -> Path:
-        """The memory dir memdir resolves for the project (``memdir where``)."""
-        where = json.loads(self.memdir("--json", "where").stdout)
-        return Path(where["paths"]["memory_dir"] if "paths" in where else where["memory_dir"])
-
-    def stop_daemon(self) -> None:
-        """Stop the recall daemon a memdir hook may have started under this HOME (teardown)."""
-        self.memdir("hook", "daemon", "stop", check=False)

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.realhost.fake_gemini import FakeGemini
-from tests.realhost.host import SRC, write_memdir_shim
+from tests.realhost.host import SRC, MemdirUser, write_memdir_shim
 
 HERE = Path(__file__).resolve().parent
 VERSION = (HERE / "gemini-cli.version").read_text().strip()
@@ -73,7 +73,7 @@ def merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
 
 
 @dataclass
-class GeminiHost:
+class GeminiHost(MemdirUser):
     """One sandboxed user of the real Gemini CLI: home, project dir, env; run sessions."""
 
     cli: Path
@@ -171,25 +171,3 @@ class GeminiHost:
     def session_files(self) -> list[Path]:
         """The project's main session files (``chats/session-*.jsonl``), oldest first."""
         return sorted(self.project_temp_dir().joinpath("chats").glob("session-*.jsonl"))
-
-    def memdir(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        """This checkout's ``memdir`` with the host's environment, in the project dir."""
-        proc = subprocess.run(
-            [str(self.bin / "memdir"), *args],
-            cwd=self.project,
-            env=self.env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        if check and proc.returncode != 0:
-            raise AssertionError(
-                f"memdir {' '.join(args)} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
-            )
-        return proc
-
-    def stop_daemon(self) -> None:
-        """Stop the recall daemon a memdir hook may have started under this HOME (teardown)."""
-        if (self.home / ".memdir").exists():
-            self.memdir("hook", "daemon", "stop", check=False)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -83,8 +82,49 @@ def write_memdir_shim(bin_dir: Path) -> Path:
     return shim
 
 
+class MemdirUser:
+    """What every sandboxed host user does with memdir: run this checkout's ``memdir`` in the
+    project with the host's environment, find the memory dir, stop the daemon at teardown.
+    The host classes give ``bin``, ``project``, ``home`` and ``env``."""
+
+    bin: Path
+    project: Path
+    home: Path
+
+    @property
+    def env(self) -> dict[str, str]:
+        raise NotImplementedError
+
+    def memdir(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        """This checkout's ``memdir`` with the host's environment, in the project dir."""
+        proc = subprocess.run(
+            [str(self.bin / "memdir"), *args],
+            cwd=self.project,
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        if check and proc.returncode != 0:
+            raise AssertionError(
+                f"memdir {' '.join(args)} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+            )
+        return proc
+
+    def memory_dir(self) -> Path:
+        """The memory dir memdir resolves for the project (``memdir where``)."""
+        where = json.loads(self.memdir("--json", "where").stdout)
+        return Path(where["paths"]["memory_dir"] if "paths" in where else where["memory_dir"])
+
+    def stop_daemon(self) -> None:
+        """Stop the recall daemon a hook may have started under this HOME (teardown)."""
+        if (self.bin / "memdir").exists():
+            self.memdir("hook", "daemon", "stop", check=False)
+
+
 @dataclass
-class ClaudeHost:
+class ClaudeHost(MemdirUser):
     """One sandboxed user of the real CLI: home, project dir, env; run sessions, run memdir."""
 
     cli: Path
@@ -158,28 +198,6 @@ class ClaudeHost:
         proc = self.prompt(text, *flags, *args, resume=resume)
         return [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
 
-    def memdir(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        """This checkout's ``memdir`` with the host's environment, in the project dir."""
-        proc = subprocess.run(
-            [str(self.bin / "memdir"), *args],
-            cwd=self.project,
-            env=self.env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        if check and proc.returncode != 0:
-            raise AssertionError(
-                f"memdir {' '.join(args)} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
-            )
-        return proc
-
-    def memory_dir(self) -> Path:
-        """The memory dir memdir resolves for the project (``memdir where``)."""
-        where = json.loads(self.memdir("--json", "where").stdout)
-        return Path(where["paths"]["memory_dir"] if "paths" in where else where["memory_dir"])
-
     def hook_log(self) -> list[dict[str, Any]]:
         """Every hook-log record (``memdir hook log --full``), oldest first."""
         out = self.memdir("--json", "hook", "log", "--full", "--limit", "1000").stdout
@@ -208,11 +226,6 @@ class ClaudeHost:
         data = json.loads(local.read_text()) if local.exists() else {}
         data["enableAllProjectMcpServers"] = True
         local.write_text(json.dumps(data, indent=2) + "\n")
-
-    def stop_daemon(self) -> None:
-        """Stop the recall daemon a hook may have started under this HOME (teardown)."""
-        if shutil.which("memdir", path=str(self.bin)):
-            self.memdir("hook", "daemon", "stop", check=False)
 
 
 def wait_for(predicate: Callable[[], bool], what: str, limit: float = 40.0) -> None:
