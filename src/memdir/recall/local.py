@@ -113,6 +113,7 @@ class LocalSelector:
         )
         # background: the model reads the rest after each refresh, in a thread (long-lived hosts)
         self.filler = BackgroundFill(self.index, self._lock_for_fill) if background else None
+        self.index.prepare_fast = background
         self.query_fill_seconds = query_fill_seconds
         self.answer_seconds = answer_seconds
         if background and isinstance(model, MiniLMEmbedder):

@@ -126,6 +126,9 @@ class SearchIndex:
         self.touched: set[int] = set()  # base rows whose mtime moved since the base was saved
         self._texts: dict[bytes, str] = {}  # passages read this process, not yet model-embedded
         self.backlog: list[str] = []  # changed files a refresh's deadline left unread
+        # start the fast stage's one-time preparation when it is missing (a long-lived process;
+        # a one-shot command leaves it to `memdir reindex` rather than cut it off at exit)
+        self.prepare_fast = True
         self.last_refresh = 0.0
 
     # -- queries -------------------------------------------------------------------------------
@@ -365,7 +368,8 @@ class SearchIndex:
         """First-stage vectors, in length order (little padding), in chunks for progress."""
         out = np.zeros((len(texts), self.embedder.dim), dtype=np.float32)
         if self.fast is not None and not self.fast.ready():
-            self.fast.start()  # distilled in the background: these rows wait for the model
+            if self.prepare_fast:  # distilled in the background: these rows wait for the model
+                self.fast.start()
             return out
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         done = 0
