@@ -21,6 +21,15 @@ def test_a_text_is_the_normalised_mean_of_its_tokens_without_special_ones() -> N
     assert not out[1].any()  # no tokens: the zero vector
 
 
+@pytest.fixture
+def nothing_distilled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No table distilled earlier in this process (another test's index may have made one)."""
+    import memdir.recall.static_embed as static_embed
+
+    monkeypatch.setattr(static_embed, "_DISTILLED", {})
+
+
+@pytest.mark.usefixtures("nothing_distilled")
 def test_a_table_on_disk_makes_it_ready_without_distilling(tmp_path: Path) -> None:
     model = MiniLMEmbedder()  # nothing loads until used
     fast = StaticEmbedder(model, tmp_path)
@@ -30,6 +39,7 @@ def test_a_table_on_disk_makes_it_ready_without_distilling(tmp_path: Path) -> No
     assert fast.name == "static-all-MiniLM-L6-v2-int8"
 
 
+@pytest.mark.usefixtures("nothing_distilled")
 def test_a_table_of_the_wrong_shape_is_not_used(tmp_path: Path) -> None:
     fast = StaticEmbedder(MiniLMEmbedder(), tmp_path / "other")
     fast.path.parent.mkdir()
