@@ -10,7 +10,8 @@ import pytest
 from memdir.frontmatter import dump
 from memdir.recall.embed import HashingEmbedder
 from memdir.recall.memory_text import MAX_PASSAGES, RECALL_READ_BYTES
-from memdir.recall.search_index import QUERY_BATCH, SearchIndex
+from memdir.recall.model_stage import QUERY_BATCH
+from memdir.recall.search_index import SearchIndex
 from memdir.recall.static_embed import InstantFast
 
 SITUATION = "Applies when adding, installing or upgrading a dependency, package or library."

@@ -121,13 +121,13 @@ class BackgroundFill:
                     if self.index.backlog:  # files a query's deadline left unread: read first
                         self.index.refresh(deadline=time.monotonic() + READ_SLICE)
                         continue
-                    batch = self.index.work(limit=BATCH)
+                    batch = self.index.model.work(limit=BATCH)
                 if not batch:
                     break
                 hashes = [h for h, _ in batch]
                 vectors = self.index.embedder.embed([t for _, t in batch])  # outside the lock
                 with lock:
-                    self.index.install(hashes, vectors)
+                    self.index.model.install(hashes, vectors)
                 if time.monotonic() - saved >= self.save_every:
                     with lock:
                         self._save()

@@ -34,7 +34,7 @@ import numpy.typing as npt
 
 from memdir.errors import UnsafePathError
 from memdir.model import MemoryHeader
-from memdir.recall import index_files
+from memdir.recall import index_compaction, index_files
 from memdir.recall.dirstate import DirState
 from memdir.recall.embed import Embedder, Vectors
 from memdir.recall.index_rows import (
@@ -54,6 +54,7 @@ from memdir.recall.memory_text import (
     MemoryText,
     read_memory_text,
 )
+from memdir.recall.model_stage import ModelStage
 from memdir.recall.model_vectors import FILE_NAME, HASH_DTYPE, ModelVectors, passage_hash
 from memdir.recall.passage_rows import PassageRows
 
@@ -61,8 +62,6 @@ from memdir.recall.passage_rows import PassageRows
 # 7: two stages (fast vectors + passage hashes; model vectors keyed by text), capped passages
 FORMAT_VERSION = 7
 EMBED_CHUNK = 256  # passages per embed call: the unit of progress reporting
-FILL_BATCH = 8  # passages per model call when filling (one ONNX batch)
-QUERY_BATCH = 2  # ... when a query waits for it
 # Static cosines crowd around 0.84 (every token vector shares a large component) while MiniLM's
 # spread around 0.10 with sd 0.13 (query x memory pairs of the evaluation set and a LoCoMo
 # conversation, docs/benchmarks.md). A query's fast-stage scores are standardised over the index
@@ -124,7 +123,7 @@ class SearchIndex:
         self._loaded = False
         self._live_rows: npt.NDArray[np.int64] | None = None
         self.touched: set[int] = set()  # base rows whose mtime moved since the base was saved
-        self._texts: dict[bytes, str] = {}  # passages read this process, not yet model-embedded
+        self.model = ModelStage(self)
         self.backlog: list[str] = []  # changed files a refresh's deadline left unread
         # start the fast stage's one-time preparation when it is missing (a long-lived process;
         # a one-shot command leaves it to `memdir reindex` rather than cut it off at exit)
@@ -254,7 +253,7 @@ class SearchIndex:
             self.apply(new_rows, removed, vectors, hashes, lexical=not report.rebuilt)
             report.embedded = len(new_rows)
             if report.rebuilt or should_compact(self.base_rows, len(self.docs) - self.base_rows):
-                self._compact(report)
+                index_compaction.compact(self, report)
             index_files.save(self, report)
         report.pending = self.pending()
         report.backlog = len(self.backlog)
@@ -274,7 +273,7 @@ class SearchIndex:
                 self.backlog = suspects[position:]
                 break
             st = self.dir_state.files[rel]
-            text, sha, size = self._read_text(rel, report)
+            text, sha, size = self.read_text(rel, report)
             if text is None:
                 continue
             row = self._rows.get(rel)
@@ -293,7 +292,7 @@ class SearchIndex:
             new_rows.append(NewRow(doc, terms, passages, row, hashes))
         return touched, new_rows
 
-    def _read_text(
+    def read_text(
         self, rel: str, report: RefreshReport | None
     ) -> tuple[MemoryText | None, str, int]:
         try:
@@ -339,7 +338,7 @@ class SearchIndex:
             self._rows[new.doc.rel] = row
             starts.append(self.passages.n + cursor)
             cursor += new.doc.passages
-            self._texts.update(zip(new.hashes, new.passages, strict=True))
+            self.model.texts.update(zip(new.hashes, new.passages, strict=True))
         self._append_passages(vectors, hashes)
         if new_rows:
             self.starts = np.concatenate([self.starts, np.array(starts, dtype=np.int64)])
@@ -385,13 +384,7 @@ class SearchIndex:
                 self.progress(done, len(texts))
         return out
 
-    # -- the model's vectors -------------------------------------------------------------------
-    def pending(self) -> int:
-        """Live passages still without the model's vector."""
-        if self.fast is None or not self.docs:
-            return 0
-        return int(np.logical_not(self.passages.have)[self.positions(self.live_rows())].sum())
-
+    # -- the model's vectors (:mod:`memdir.recall.model_stage`) ------------------------------
     def positions(self, rows: Iterable[int]) -> npt.NDArray[np.int64]:
         """Passage positions of ``rows``, in order."""
         spans = [np.arange(self.starts[r], self.starts[r] + self.docs[r].passages) for r in rows]
@@ -400,114 +393,16 @@ class SearchIndex:
     def live_hashes(self) -> npt.NDArray[np.bytes_]:
         return self.passages.hashes[self.positions(self.live_rows())]
 
-    def work(
-        self, rows: Iterable[int] | None = None, limit: int = FILL_BATCH
-    ) -> list[tuple[bytes, str]]:
-        """Up to ``limit`` distinct (hash, text) passages of ``rows`` (all live rows when None)
-        that wait for the model; texts not kept in memory are read again from their files."""
-        if self.fast is None:
-            return []
-        out: dict[bytes, str] = {}
-        have = self.passages.have
-        candidates = self.live_rows() if rows is None else rows
-        for row in candidates:
-            row = int(row)
-            start, count = int(self.starts[row]), self.docs[row].passages
-            if have[start : start + count].all():
-                continue
-            for position in range(start, start + count):
-                if have[position]:
-                    continue
-                digest = bytes(self.passages.hashes[position])
-                text = self._texts.get(digest) or self._reread(row).get(digest)
-                if text is not None:
-                    out.setdefault(digest, text)
-            if len(out) >= limit:
-                break
-        return list(out.items())[:limit] if len(out) > limit else list(out.items())
-
-    def _reread(self, row: int) -> dict[bytes, str]:
-        text = self._read_text(self.docs[row].rel, None)[0]
-        if text is None:
-            return {}
-        found = {passage_hash(p): p for p in text.passages()}
-        self._texts.update(found)
-        return found
-
-    def install(
-        self, hashes: Sequence[bytes], vectors: Vectors, rows: Iterable[int] | None = None
-    ) -> None:
-        """Record the model's ``vectors`` for passages with these ``hashes`` (in ``rows``, or
-        every pending passage when None)."""
-        self.model_vectors.add(list(hashes), vectors)
-        positions = self.positions(rows) if rows is not None else np.arange(self.passages.n)
-        positions = positions[np.logical_not(self.passages.have[positions])]
-        wanted = np.isin(self.passages.hashes[positions], np.array(list(hashes), dtype=HASH_DTYPE))
-        positions = positions[wanted]
-        if positions.size:
-            have, model = self.model_vectors.lookup(self.passages.hashes[positions])
-            self.passages.set_model(positions[have], model[have])
-        for digest in hashes:
-            self._texts.pop(digest, None)
+    def pending(self) -> int:
+        return self.model.pending()
 
     def fill(self, rows: Sequence[int] | None = None, *, deadline: float | None = None) -> int:
-        """Embed with the model what ``rows`` (every live row when None) still lack, one batch
-        at a time until done or ``deadline`` (a ``time.monotonic()`` value; the first batch runs
-        regardless); passages embedded."""
-        done, last = 0, 0.0
-        total = self.pending() if rows is None else 0
-        # with a deadline: small batches, the first always (a query's two best candidates are
-        # read whatever the refresh cost), then none that would end past it (as the last took)
-        limit = FILL_BATCH if deadline is None else QUERY_BATCH
-        while deadline is None or done == 0 or time.monotonic() + last < deadline:
-            batch = self.work(rows, limit)
-            if not batch:
-                break
-            hashes = [h for h, _ in batch]
-            began = time.monotonic()
-            self.install(hashes, self.model_vectors.embed(hashes, [t for _, t in batch]), rows)
-            last = time.monotonic() - began
-            done += len(batch)
-            if self.progress is not None and rows is None:
-                self.progress(done, max(total, done))
-        return done
+        return self.model.fill(rows, deadline=deadline)
 
     def save_model_vectors(self) -> list[str]:
-        """Persist the model vectors computed since the last save; problems, if any."""
-        report = RefreshReport()
-        if self.model_vectors.dirty:
-            index_files.save(self, report, rows=False)
-        return report.problems
+        return self.model.save()
 
-    # -- compaction ----------------------------------------------------------------------------
-    def _compact(self, report: RefreshReport) -> None:
-        """Fold every live row into a new base (sorted by path) and rebuild BM25 once."""
-        terms = self._all_terms(report)
-        keep = sorted(self.live_rows().tolist(), key=lambda r: self.docs[r].rel)
-        docs = [self.docs[r] for r in keep]
-        rows = self.passages.take(self.positions(keep))
-        kept_terms = [terms[r] for r in keep]
-        base = LexicalIndex(self.analyzer).build_from_terms(
-            [t.split(" ") if t else [] for t in kept_terms]
-        )
-        lengths = [len(t.split(" ")) if t else 1 for t in kept_terms]
-        self.install_base(docs, rows, None, base, list(kept_terms), lengths)
-        report.compacted = True
-
-    def _all_terms(self, report: RefreshReport) -> list[str]:
-        """Terms of every row; base rows come from the saved terms file or are re-analysed."""
-        if any(t is None for t in self.terms):
-            saved = index_files.saved_terms(self, report)
-            for row, value in enumerate(saved or []):
-                if self.terms[row] is None:
-                    self.terms[row] = value
-            for row in np.flatnonzero(self.live).tolist():
-                if self.terms[row] is None:  # no saved terms: analyse the file again
-                    text = self._read_text(self.docs[row].rel, None)[0]
-                    terms = self.analyzer.terms(text.for_lexical()) if text is not None else []
-                    self.terms[row] = " ".join(terms)
-        return [t or "" for t in self.terms]
-
+    # -- compaction (:mod:`memdir.recall.index_compaction`) --------------------------------
     def install_base(
         self,
         docs: list[IndexedDoc],
