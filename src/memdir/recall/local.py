@@ -29,15 +29,15 @@ import numpy as np
 import numpy.typing as npt
 
 from memdir.model import MemoryHeader
-from memdir.prompt_context import CONTEXT_WEIGHT, RecallContext
+from memdir.prompt_context import RecallContext
 from memdir.recall.applies_match import AppliesMatcher
 from memdir.recall.base import MAX_SELECTED, Selection
 from memdir.recall.embed import Embedder, MiniLMEmbedder
 from memdir.recall.fill import BackgroundFill, IndexStatus
 from memdir.recall.fold import Entry, Folding, SameMemory, fold
 from memdir.recall.fusion import FusionConfig
-from memdir.recall.intents import request_intents
 from memdir.recall.lexical import TermAnalyzer
+from memdir.recall.local_scores import score, scored_docs
 from memdir.recall.relevance import (
     CosineFloor,
     KeepAll,
@@ -47,7 +47,7 @@ from memdir.recall.relevance import (
     rule_for,
 )
 from memdir.recall.script import contains_cjk
-from memdir.recall.search_index import UNREAD_COSINE, FastStage, RefreshReport, SearchIndex
+from memdir.recall.search_index import FastStage, RefreshReport, SearchIndex
 from memdir.recall.static_embed import fast_stage_for
 
 log = logging.getLogger(__name__)
@@ -60,7 +60,6 @@ REFRESH_INTERVAL = 0.0
 # While the model has not read every memory, a query has it read its best first-stage candidates
 # first, within this many seconds (then ranks the rest by the fast stage; see search_index).
 QUERY_FILL_SECONDS = 0.3
-QUERY_FILL_CANDIDATES = 20
 # ... and never past this many seconds from the start of the call (refresh included), so the
 # first recall of a surface answers from what is ready while the rest is read in the background.
 ANSWER_SECONDS = 0.8
@@ -208,60 +207,7 @@ class LocalSelector:
                 return None  # the headers name every memory: skip the gather
             return np.unique(rows)
 
-    # -- scoring -------------------------------------------------------------------------------
-    def _scores(
-        self,
-        query: str,
-        rows: npt.NDArray[np.int64] | None,
-        context: RecallContext | None = None,
-        started: float | None = None,
-    ) -> tuple[
-        npt.NDArray[np.int64],
-        npt.NDArray[np.float32],
-        npt.NDArray[np.float32],
-        npt.NDArray[np.float32],
-        float,
-    ]:
-        """(rows, lexical, semantic, fused, query weight) over ``rows`` (all when None).
-
-        ``lexical`` is the prompt's alone (coverage is a share of the prompt); the context's
-        words add to the fused order at ``CONTEXT_WEIGHT`` (see memdir.prompt_context).
-        """
-        index = self.index
-        if rows is None:
-            rows = index.live_rows()
-        if rows.size == 0:
-            empty = np.zeros(0, dtype=np.float32)
-            return rows, empty, empty, empty, 0.0
-        terms = index.analyzer.terms(query)
-        lexical = index.lexical.scores_for_terms(terms)[rows]
-        query_vector, fast_vector = index.query_vectors(query)
-        semantic = index.semantic_scores(query_vector, fast_vector)[rows]
-        ranked = lexical
-        # Words the prompt does not say but its context (recent turns, files, tools) and its
-        # class of task (memdir.recall.intents) do: they order, they never count as coverage.
-        around = " ".join(hit.intent.words for hit in request_intents(query))
-        if context is not None and not context.empty:
-            around = f"{around} {context.text()}"
-        extra = sorted(set(index.analyzer.terms(around)) - set(terms))
-        if extra:
-            ranked = lexical + CONTEXT_WEIGHT * index.lexical.scores_for_terms(extra)[rows]
-        fused = self.fusion.fuse(ranked, semantic)
-        if index.pending() and self.query_fill_seconds > 0:
-            # The model reads the best candidates it has not read yet, then they rank by it.
-            best = rows[_top_k(fused, QUERY_FILL_CANDIDATES)]
-            unread = best[~index.by_model(best)]
-            if unread.size:
-                deadline = time.monotonic() + self.query_fill_seconds
-                if started is not None:
-                    deadline = min(deadline, started + self.answer_seconds)
-                index.fill(unread.tolist(), deadline=deadline)
-                if self.filler is None:  # no background saves: keep what this query read
-                    index.save_model_vectors()
-                semantic = index.semantic_scores(query_vector, fast_vector)[rows]
-                fused = self.fusion.fuse(ranked, semantic)
-        return rows, lexical, semantic, fused, index.lexical.query_weight(terms)
-
+    # -- scoring (:mod:`memdir.recall.local_scores`) ---------------------------------------
     def rank(
         self,
         query: str,
@@ -302,41 +248,12 @@ class LocalSelector:
                 gone = [r for rel in exclude if (r := self.index.row_of(rel)) is not None]
                 if gone:
                     rows = np.setdiff1d(self.index.live_rows(), np.array(gone, dtype=np.int64))
-            rows, lexical, semantic, fused, weight = self._scores(query, rows, context, started)
-            order = _top_k(fused, k)
-            docs = self.index.docs
-            query_terms = self._applies.query_terms(query)
-            if context is not None and context.activity():
-                query_terms |= self._applies.query_terms(context.activity())
-            intents = request_intents(query)
-            by_model = self.index.by_model(rows[order])
-            out = []
-            for position, i in enumerate(order):
-                doc = docs[rows[i]]
-                applies = self._applies.match(query_terms, doc.applies_when, intents)
-                out.append(
-                    ScoredDoc(
-                        filename=doc.rel,
-                        score=float(fused[i]),
-                        lexical=float(lexical[i]),
-                        # a memory the model has not read orders by the fast stage but counts as
-                        # meaning only up to the weak bar: its words must carry it
-                        semantic=float(semantic[i])
-                        if by_model[position]
-                        else min(float(semantic[i]), UNREAD_COSINE),
-                        name=doc.name,
-                        description=doc.description,
-                        coverage=float(lexical[i]) / weight if weight > 0 else 0.0,
-                        type=doc.type,
-                        applies_words=applies.words,
-                        applies_situations=applies.situations,
-                        applies_best=applies.best,
-                        applies_intent=applies.intent,
-                        intent_situation=applies.intent_situation,
-                        by_model=bool(by_model[position]),
-                    )
-                )
-            return out
+            scores = score(
+                self.index, self.fusion, query, rows, context,
+                fill_seconds=self.query_fill_seconds, answer_by=started + self.answer_seconds,
+                save_fill=self.filler is None,
+            )  # fmt: skip
+            return scored_docs(self.index, self._applies, query, context, scores, k)
 
     # -- selection -----------------------------------------------------------------------------
     def explain(
@@ -459,16 +376,6 @@ class LocalSelector:
         except Exception:  # a selector is advisory: recall must never break the agent's turn
             log.exception("local recall failed")
             return []
-
-
-def _top_k(scores: npt.NDArray[np.float32], k: int) -> npt.NDArray[np.intp]:
-    """Indices of the k highest scores, best first (partial sort: N can be 100,000)."""
-    if k <= 0:
-        return np.zeros(0, dtype=np.intp)
-    if k < scores.size:
-        candidates = np.argpartition(-scores, k - 1)[:k]
-        return candidates[np.argsort(-scores[candidates], kind="stable")]
-    return np.argsort(-scores, kind="stable")
 
 
 def _tool_usage_doc(doc: ScoredDoc, recent_tools: Sequence[str]) -> str | None:
