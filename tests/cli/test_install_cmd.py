@@ -165,8 +165,10 @@ def test_mcp_hosts(cli: Cli, tmp_path: Path, host: str, scope: str, rel: str) ->
     config = json.loads(target.read_text())
     server = config["mcpServers"]["memdir"]
     assert config["theme"] == "dark" and config["mcpServers"]["other"] == {"command": "x"}
+    # no hooks: the agent's memory_recall is the only recall, so the server preloads it
+    assert server["args"][-2:] == ["mcp", "--preload"]
     if host == "claude-desktop":  # no project dir: the memory dir is pinned
-        assert server["args"][0] == "--dir" and server["args"][-1] == "mcp"
+        assert server["args"][0] == "--dir"
     assert cli("uninstall", host, scope)[0] == 0
     assert json.loads(target.read_text()) == {
         "mcpServers": {"other": {"command": "x"}},

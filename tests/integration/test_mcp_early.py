@@ -24,14 +24,14 @@ from tests.integration.mcp_wire import initialize
 SRC = Path(memdir.__file__).resolve().parents[1]
 
 
-def spawn(tmp: Path, *, early: bool) -> subprocess.Popen[bytes]:
+def spawn(tmp: Path, *, early: bool, args: tuple[str, ...] = ()) -> subprocess.Popen[bytes]:
     home = tmp / ("home-early" if early else "home-sdk")
     home.mkdir(exist_ok=True)
     env = {"HOME": str(home), "PATH": os.environ["PATH"], "PYTHONPATH": str(SRC)}
     if not early:
         env["MEMDIR_MCP_EARLY"] = "0"
     return subprocess.Popen(
-        [sys.executable, "-m", "memdir", "mcp", "--dir", str(tmp / "memory")],
+        [sys.executable, "-m", "memdir", "mcp", "--dir", str(tmp / "memory"), *args],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -182,6 +182,38 @@ def test_the_sdk_loads_only_when_a_request_needs_it(tmp_path: Path) -> None:
         reply = json.loads(proc.stdout.readline())
         assert reply["id"] == 9 and "result" in reply, reply
         assert _sdk_loaded(proc.pid)
+        proc.stdin.close()
+        assert proc.wait(timeout=30) == 0
+
+
+def test_preload_loads_the_sdk_and_the_index_before_any_tool_call(tmp_path: Path) -> None:
+    """``--preload`` (the MCP-only hosts' servers): the SDK loads and the recall index starts a
+    moment after the handshake, so the agent's first ``memory_recall`` finds them ready."""
+    (tmp_path / "memory").mkdir()
+    (tmp_path / "memory" / "deploy.md").write_text(
+        "---\nname: deploy with make ship\ndescription: how releases go out\ntype: project\n"
+        "---\nWe deploy with `make ship`, never `kubectl apply` by hand.\n",
+        encoding="utf-8",
+    )
+    proc = spawn(tmp_path, early=True, args=("--preload",))
+    assert proc.stdin is not None and proc.stdout is not None
+    with proc:
+        for message in handshake("2025-06-18"):
+            proc.stdin.write(json.dumps(message).encode() + b"\n")
+            proc.stdin.flush()
+            if "id" in message:
+                assert json.loads(proc.stdout.readline())["id"] == message["id"]
+        cache = tmp_path / "home-early" / ".memdir"
+        deadline = time.monotonic() + 60
+        while not (_sdk_loaded(proc.pid) and list(cache.rglob("*search*"))):
+            assert time.monotonic() < deadline, "the SDK or the index never started unasked"
+            time.sleep(0.2)
+        call = {"name": "memory_recall", "arguments": {"query": "how do we deploy?"}}
+        request = {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": call}
+        proc.stdin.write(json.dumps(request).encode() + b"\n")
+        proc.stdin.flush()
+        reply = json.loads(proc.stdout.readline())
+        assert reply["id"] == 9 and "make ship" in json.dumps(reply), reply
         proc.stdin.close()
         assert proc.wait(timeout=30) == 0
 

@@ -16,6 +16,10 @@ from memdir.cli.context import CliContext
 if TYPE_CHECKING:
     from memdir.adapters.mcp_early import EarlyAnswers
 
+# With --preload: seconds after start before the SDK loads unasked. The handshake is answered by
+# then and the host is busy with its own start and first model request, not with us.
+PRELOAD_AFTER = 0.5
+
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
@@ -31,6 +35,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--host", default="127.0.0.1", help="HTTP bind address (loopback only)")
     # mcp_server.DEFAULT_HTTP_PORT, not imported so that parsing never loads the mcp SDK
     p.add_argument("--port", type=int, default=8766, help="HTTP port (default 8766)")
+    p.add_argument(
+        "--preload",
+        action="store_true",
+        help="load the MCP SDK and start the recall index a moment after the handshake instead "
+        "of at the first tool call (for hosts whose only recall is the agent calling "
+        "memory_recall: Cursor, Claude Desktop)",
+    )
     p.set_defaults(handler=cmd_mcp)
 
 
@@ -53,7 +64,8 @@ def cmd_mcp(ctx: CliContext) -> int:
     args = ctx.args
     early = _before_stdio_sdk(ctx) if args.transport == "stdio" else None
     if early is not None:
-        early.sdk_needed.wait()  # the handshake is answered; load the SDK when a call needs it
+        # the handshake is answered; load the SDK when a call needs it (or soon, to preload)
+        early.sdk_needed.wait(timeout=PRELOAD_AFTER if args.preload else None)
     from memdir.adapters.mcp_server import build_server, check_loopback, serve
     from memdir.prompts import build_prompt_for_paths
 

@@ -60,13 +60,15 @@ class Target:
     """One config file an install edits: ``kind`` "hooks" (a hooks object at ``key``),
     "mcp" (a servers object at ``key`` in JSON) or "mcp-toml" (a ``[key.memdir]`` table).
     ``server`` holds keys the host wants in memdir's MCP server entry besides its command
-    (Gemini CLI's ``trust``). Several targets may name one file (Gemini CLI keeps hooks and
-    MCP servers in the same ``settings.json``)."""
+    (Gemini CLI's ``trust``); ``mcp_args`` go after ``memdir mcp`` (``--preload`` for a host
+    whose only recall is the agent calling ``memory_recall``). Several targets may name one
+    file (Gemini CLI keeps hooks and MCP servers in the same ``settings.json``)."""
 
     path: Path
     kind: str
     key: tuple[str, ...] = ()
     server: Mapping[str, Any] = field(default_factory=dict)
+    mcp_args: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -71,8 +71,10 @@ def memdir_command(env: Mapping[str, str]) -> list[str]:
     return [str(script)]
 
 
-def server_entry(command: Sequence[str], extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    return {"command": command[0], "args": [*command[1:], "mcp"], **(extra or {})}
+def server_entry(
+    command: Sequence[str], extra: Mapping[str, Any] | None = None, args: Sequence[str] = ()
+) -> dict[str, Any]:
+    return {"command": command[0], "args": [*command[1:], "mcp", *args], **(extra or {})}
 
 
 def _read(path: Path) -> str | None:
@@ -144,7 +146,7 @@ def plan_install(
         added: dict[str, Any] = {}
         for target in targets:
             if target.kind == "mcp-toml":
-                entry = server_entry(command, target.server)
+                entry = server_entry(command, target.server, target.mcp_args)
                 text = toml_block.add(text, target.key, SERVER_NAME, entry, str(path))
                 part: dict[str, Any] = {"server": [*target.key, SERVER_NAME], "toml": True}
             else:
@@ -177,7 +179,7 @@ def _plan_json(
         after, created = sm.add_hooks(sm.remove_hooks(current, stale), specs)
         added: dict[str, Any] = {"hooks": sorted(new)}
     else:
-        entry = server_entry(command, target.server)
+        entry = server_entry(command, target.server, target.mcp_args)
         after, created = sm.set_server(current, target.key, SERVER_NAME, entry)
         added = {"server": [*target.key, SERVER_NAME]}
     added["created"] = sorted(set(created) | set(previous.get("created", [])))

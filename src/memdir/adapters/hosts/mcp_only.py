@@ -1,7 +1,10 @@
 """Hosts memdir gives its MCP server only: Cursor (hooks: see issue #28) and Claude Desktop.
 
 Claude Desktop has no project directory, so its server is pinned to one memory dir with
-``--dir`` (``memdir install claude-desktop`` passes it through the command).
+``--dir`` (``memdir install claude-desktop`` passes it through the command). With no hooks, the
+agent calling ``memory_recall`` is the only recall these hosts have: their server starts with
+``--preload`` (the SDK and the recall index load a moment after the handshake, not at the
+first tool call).
 """
 
 from __future__ import annotations
@@ -16,6 +19,9 @@ if TYPE_CHECKING:
     from memdir.adapters.hooks.dialect import Locations
 
 
+PRELOAD = ("--preload",)
+
+
 @dataclass
 class _McpHost:
     name: str
@@ -25,8 +31,8 @@ class _McpHost:
     def install_targets(self, scope: str, loc: Locations) -> list[Target]:
         if self.name == "cursor":
             base = loc.project_root if scope == "project" else loc.home
-            return [Target(base / ".cursor" / "mcp.json", "mcp", ("mcpServers",))]
-        return [Target(loc.desktop_config(), "mcp", ("mcpServers",))]
+            return [Target(base / ".cursor" / "mcp.json", "mcp", ("mcpServers",), mcp_args=PRELOAD)]
+        return [Target(loc.desktop_config(), "mcp", ("mcpServers",), mcp_args=PRELOAD)]
 
     def hook_specs(self, command: Sequence[str]) -> list[HookSpec]:
         return []
@@ -43,4 +49,4 @@ HOSTS: dict[str, Installable] = {
     "claude-desktop": _McpHost("claude-desktop", "Claude Desktop", ("user", "project")),
 }
 
-__all__ = ["HOSTS"]
+__all__ = ["HOSTS", "PRELOAD"]
