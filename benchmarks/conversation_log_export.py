@@ -52,7 +52,12 @@ def _assistant(body: str, session: str, i: int) -> list[dict[str, Any]]:
         end = calls[k + 1].start() if k + 1 < len(calls) else len(body)
         tid = f"toolu_{uuid.uuid5(uuid.NAMESPACE_URL, f'{session}/{i}/{k}').hex[:24]}"
         blocks.append(
-            {"type": "tool_use", "id": tid, "name": call.group(1), "input": _input(body[call.end() : end])}
+            {
+                "type": "tool_use",
+                "id": tid,
+                "name": call.group(1),
+                "input": _input(body[call.end() : end]),
+            }
         )
     return blocks
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 from collections import Counter
 from collections.abc import Sequence
@@ -49,13 +48,16 @@ def segment(source: Path, spec: dict[str, Any], fmt: str) -> tuple[list[dict[str
     if not path.is_file():
         raise SystemExit(f"{path}: missing; see the module docstring for the git archive step")
     text = path.read_text("utf-8")
-    _sid, entries = parse_log(text) if fmt == "conversation-log" else parse_export(text, builtin_meta=False)
+    _sid, entries = (
+        parse_log(text) if fmt == "conversation-log" else parse_export(text, builtin_meta=False)
+    )
     trim_results(entries, 2000)
     found = segments(entries)
     k = spec["compaction"]
     if len(found) < k:
         raise SystemExit(f"{path}: {len(found)} compactions, the data file names number {k}")
-    return found[k - 1]
+    chunk, summary = found[k - 1]
+    return chunk, summary
 
 
 def _write(path: Path, entries: list[dict[str, Any]]) -> None:
@@ -168,4 +170,4 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -119,7 +119,9 @@ def _headed_items(lines: Sequence[str]) -> list[str]:
     first = next((ln for ln in lines if ln.strip()), "")
     if not _HEADED_ITEM.match(first):
         return []
-    return [_HEADED_ITEM.sub("", ln).replace("**", "").strip() for ln in lines if _HEADED_ITEM.match(ln)]
+    return [
+        _HEADED_ITEM.sub("", ln).replace("**", "").strip() for ln in lines if _HEADED_ITEM.match(ln)
+    ]
 
 
 def lines(state: Mapping[str, str]) -> list[str]:
