@@ -67,3 +67,17 @@ def test_the_notes_list_answers_with_the_requests_and_in_the_current_state() -> 
     )
     state = notes.body("Current State")
     assert "Then the user: (refused ExitPlanMode) wait until the schema is reviewed" in state
+
+
+def test_a_long_question_is_shortened_but_every_answer_is_kept() -> None:
+    long_q = "How should turns work when " + "several players share one growing sequence " * 4 + "?"
+    text = (
+        f'User has answered your questions: "{long_q}"="Same sequence, take turns", '
+        '"How do friends join?"="Share link (Recommended)". You can now continue.'
+    )
+    turns = facts.split_turns(
+        [ChatMessage.user("make it multiplayer"), use("a", "AskUserQuestion"), result("a", text)]
+    )
+    (line,) = answers.said(turns)
+    assert "Same sequence, take turns" in line and "Share link (Recommended)" in line
+    assert len(line) < len(text)

@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from memdir.session import facts
 from memdir.session.messages import readable_result
 
-ANSWER_CHARS = 240
+ANSWER_CHARS = 480
+QUESTION_CHARS = 70
 _ANSWERED = re.compile(r"^User has answered your questions?:\s*(?P<body>.*)", re.DOTALL)
 _PAIR = re.compile(r'"(?P<q>[^"]{3,300})"\s*=\s*"(?P<a>[^"]{1,300})"')
 _NOTES = re.compile(r"user notes:\s*(?P<n>.+?)(?:\.\s*You can now continue|$)", re.DOTALL)
@@ -43,7 +44,11 @@ def _line(text: str, tool: str) -> str | None:
     answered = _ANSWERED.match(text)
     if answered:
         body = answered.group("body")
-        pairs = [f"{p['q'].strip()} → {p['a'].strip()}" for p in _PAIR.finditer(body)]
+        # the answer is what the notes must keep: long questions are shortened, never answers
+        pairs = [
+            f"{facts.one_line(p['q'].strip(), QUESTION_CHARS)} → {p['a'].strip()}"
+            for p in _PAIR.finditer(body)
+        ]
         notes = _NOTES.search(body)
         if notes and notes.group("n").strip() not in {p.split(" → ")[-1] for p in pairs}:
             pairs.append(f"notes: {notes.group('n').strip()}")
