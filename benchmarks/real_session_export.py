@@ -63,8 +63,13 @@ def _text(content: Any) -> str:
     return "\n".join(str(b.get("text", "")) for b in content if b.get("type") == "text")
 
 
-def parse_export(text: str) -> tuple[str, list[dict[str, Any]]]:
-    """(session id, transcript entries) of one export."""
+def parse_export(text: str, *, builtin_meta: bool = True) -> tuple[str, list[dict[str, Any]]]:
+    """(session id, transcript entries) of one export.
+
+    ``builtin_meta=False`` marks meta only the prompt a custom command expands to (its entry
+    says ``… is running…``): after a built-in command such as ``/clear`` the next user entry is
+    the user's own prompt. The default keeps the first rebuild's behaviour, which the committed
+    ``real_sessions`` files and the lessons evaluation were made with."""
     found = _SESSION.search(text)
     session = found.group(1) if found else "unknown"
     marks = list(_ENTRY.finditer(text))
@@ -110,6 +115,7 @@ def parse_export(text: str) -> tuple[str, list[dict[str, Any]]]:
             entries
             and entries[-1]["type"] == "user"
             and "<command-name>" in _text(entries[-1]["message"]["content"])
+            and (builtin_meta or "is running" in _text(entries[-1]["message"]["content"]))
         ):
             entry["isMeta"] = True
         entries.append(entry)

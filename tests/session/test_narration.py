@@ -56,3 +56,11 @@ def test_decisions_and_causes_across_all_replies() -> None:
         "I'll switch to `.then()` chains instead of async handlers.",
     ]
     assert causes == ["The root cause was the symlink: the container only sees its volumes."]
+
+
+def test_a_short_answer_picks_an_option_laid_out_as_a_table() -> None:
+    asked = (
+        "What scope should the first version have?\n\n| Option | Description |\n|---|---|\n"
+        "| **A) Read-only viewer** | Browse and search only |\n| **B) Full editor** | Edit too |"
+    )
+    assert resolve_answer("A", asked) == "Read-only viewer — Browse and search only"

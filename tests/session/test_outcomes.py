@@ -162,3 +162,19 @@ def test_the_cause_the_assistant_stated_is_kept_with_the_error() -> None:
     assert line.endswith("(cause: The issue is the system uvicorn, not the one in the venv.)")
     notes = OfflineUpdater().render("", messages, builtin_template())
     assert parse_notes(notes).body("Errors & Corrections").count("system uvicorn") == 1
+
+
+def test_a_coloured_runner_summary_and_error_are_read_without_their_colour_codes() -> None:
+    coloured = (
+        "\x1b[31m\x1b[1mError\x1b[22m: Test timed out in 5000ms.\x1b[39m\n"
+        " \x1b[2mTest Files \x1b[22m \x1b[1m\x1b[31m1 failed\x1b[39m\x1b[22m\x1b[90m (1)\x1b[39m\n"
+        "\x1b[2m      Tests \x1b[22m \x1b[1m\x1b[31m4 failed\x1b[39m\x1b[22m | \x1b[1m\x1b[32m"
+        "263 passed\x1b[39m\x1b[22m\x1b[90m (267)\x1b[39m\n"
+    )
+    uses = {"t1": bash("t1", "npx vitest run")}
+    lines = summary_lines([res("t1", coloured, error=True)], uses)
+    assert lines and "\x1b" not in "".join(lines)
+    assert any("4 failed | 263 passed (267)" in ln for ln in lines)
+    messages = [ChatMessage.user("run the tests"), *run("npx vitest run", coloured, error=True)]
+    failed = facts.failed_results(facts.split_turns(messages)[0])
+    assert failed and "\x1b" not in failed[0][1] and "failed" in failed[0][1]

@@ -85,3 +85,15 @@ def test_a_next_steps_heading_with_a_list() -> None:
         "Current State"
     )
     assert "Next steps: Wire the CLI; Write docs" in state
+
+
+def test_a_remaining_changes_list_written_as_numbered_headings() -> None:
+    reply = (
+        "Here are the remaining changes (all client-side):\n\n"
+        "### 1. `Toolbar` — show the export button\n- move it out of the admin block\n\n"
+        "### 2. Settings page — a default format\n- add a select\n"
+    )
+    turns = facts.split_turns([ChatMessage.user("what is left?"), ChatMessage.assistant(reply)])
+    assert tasks.next_steps(turns) == [
+        "Next steps: `Toolbar` — show the export button; Settings page — a default format"
+    ]

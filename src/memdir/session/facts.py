@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memdir.session.harness import is_harness_text
-from memdir.session.messages import ChatMessage, result_text
+from memdir.session.messages import ChatMessage, readable_result
 from memdir.session.microcompact import CLEARED
 
 READ_TOOLS = frozenset({"Read", "read_file", "view", "NotebookRead"})
@@ -252,7 +252,7 @@ def failed_results(turn: Turn) -> list[tuple[str, str]]:
     uses = {str(b.get("id")): b for b in turn.tool_uses}
     found: list[tuple[str, str]] = []
     for block in turn.results:
-        text = result_text(block.get("content"))
+        text = readable_result(block.get("content"))
         if text == CLEARED:
             continue  # microcompacted: what it said is gone from this copy
         use = uses.get(str(block.get("tool_use_id")))
@@ -289,7 +289,7 @@ def result_lines(turn: Turn) -> list[str]:
     """Lines of tool output that state a result (test summaries, commits, benchmark figures)."""
     found: list[str] = []
     for block in turn.results:
-        for ln in result_text(block.get("content")).splitlines():
+        for ln in readable_result(block.get("content")).splitlines():
             if _RESULT_LINE.search(ln) and len(ln.strip()) > 3:
                 found.append(one_line(ln.strip(" =-"), 200))
     return found

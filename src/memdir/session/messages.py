@@ -17,6 +17,7 @@ Invariants:
 from __future__ import annotations
 
 import json
+import re
 import uuid as uuidlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -131,6 +132,15 @@ def _blocks(content: str | Iterable[Mapping[str, Any]]) -> tuple[ContentBlock, .
     if isinstance(content, str):
         return ({"type": "text", "text": content},)
     return tuple(dict(b) for b in content)
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+
+
+def readable_result(content: Any) -> str:
+    """A tool result's text as a person reads it: terminal colour codes removed (test runners
+    colour their summaries, which hides "267 passed" from every pattern that reads output)."""
+    return _ANSI.sub("", result_text(content))
 
 
 def result_text(content: Any) -> str:

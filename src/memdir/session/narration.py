@@ -93,6 +93,17 @@ def resolve_answer(answer: str, asked: str) -> str | None:
         )
         if option:
             return facts.one_line(option.group("x").replace("**", ""), 160)
+        # options laid out as a table: "| **A) Single-mode MVP** | what it means |"
+        row = re.search(
+            rf"^\s*\|\s*(?:\*\*)?(?:option\s+)?\(?{pick}[.):]\s*(?P<x>[^|\n]+?)(?:\*\*)?\s*\|"
+            r"(?P<more>[^|\n]*)",
+            asked,
+            re.IGNORECASE | re.MULTILINE,
+        )
+        if row:
+            more = row.group("more").strip()
+            label = row.group("x").replace("**", "").strip()
+            return facts.one_line(f"{label} — {more}" if more else label, 160)
         return None
     questions = [s for s in _SENTENCES.split(text) if s.strip().strip("*_").endswith("?")]
     if questions:

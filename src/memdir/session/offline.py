@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memdir.extract.rules import candidates
-from memdir.session import facts, narration, outcomes, tasks
+from memdir.session import answers, facts, narration, outcomes, tasks, worktree
 from memdir.session.memory import UpdateOutcome
 from memdir.session.messages import ChatMessage
 from memdir.session.notes import (
@@ -149,13 +149,16 @@ class OfflineUpdater:
         active = [t for t in turns if t.request is not None or t.tool_uses or t.final_text]
         bodies["Worklog"] = _append(bodies.get("Worklog", ""), [self._worklog(t) for t in active])
         state = tasks.update(tasks.parse(bodies.get("Current State", "").splitlines()), turns)
-        bodies["Current State"] = self._current_state(turns, state, previous)
+        bodies["Current State"] = self._current_state(
+            turns, state, previous, bodies.get("Current State", "")
+        )
 
     def _requests(self, bodies: dict[str, str], turns: list[facts.Turn], previous: str) -> None:
         lines = []
         for turn in turns:
             if turn.request is not None:
                 lines.append(f"- {_request_line(turn.request.text, previous)}")
+            lines += [f"- {said}" for said in answers.said([turn])]
             previous = turn.final_text or previous
         bodies["Task specification"] = _append(bodies.get("Task specification", ""), lines)
 
@@ -247,7 +250,9 @@ class OfflineUpdater:
         failed = " (errors)" if facts.failed_results(turn) else ""
         return f"- {ask} → {did}{where}{failed}"
 
-    def _current_state(self, turns: list[facts.Turn], state: dict[str, str], previous: str) -> str:
+    def _current_state(
+        self, turns: list[facts.Turn], state: dict[str, str], previous: str, previous_state: str
+    ) -> str:
         last = turns[-1]
         lines = []
         for i in range(len(turns) - 1, -1, -1):
@@ -255,6 +260,7 @@ class OfflineUpdater:
             if request is not None:
                 before = next((t.final_text for t in reversed(turns[:i]) if t.final_text), previous)
                 lines.append(f"Latest request: {_request_line(request.text, before, 500)}")
+                lines += [f"Then the user: {said}" for said in answers.said(turns[i:])[-2:]]
                 break
         reply = next((t.final_text for t in reversed(turns) if _real_reply(t.final_text)), "")
         if reply:
@@ -264,6 +270,9 @@ class OfflineUpdater:
             lines.append("Tasks (from the task list; [ ] pending, [~] in progress, [x] done):")
             lines += task_lines
         lines += [f"Next (said): {n}" for n in tasks.next_steps(turns)]
+        uncommitted = worktree.uncommitted(turns, previous_state)
+        if uncommitted:
+            lines.append(uncommitted)
         last_tools = [str(u.get("name")) for u in last.tool_uses]
         if last_tools:
             lines.append(f"Last step used: {', '.join(dict.fromkeys(last_tools))}")

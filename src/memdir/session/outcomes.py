@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memdir.session import facts, narration
-from memdir.session.messages import ChatMessage, result_text
+from memdir.session.messages import ChatMessage, readable_result
 from memdir.session.microcompact import CLEARED
 
 _SUMMARY = re.compile(
@@ -84,7 +84,7 @@ def summary_lines(results: Sequence[Mapping[str, Any]], uses: Mapping[str, Any])
         use = uses.get(str(block.get("tool_use_id")))
         if use is None or str(use.get("name", "")) not in facts.SHELL_TOOLS:
             continue  # only command output: a file that contains "3 passed" is not a result
-        lines = result_text(block.get("content")).splitlines()
+        lines = readable_result(block.get("content")).splitlines()
         if len(lines) > SCANNED_LINES:  # summaries open (commits) or close (test runs) output
             lines = lines[:10] + lines[-SCANNED_LINES:]
         text = "\n".join(ln if len(ln) <= 400 else "" for ln in lines)
@@ -182,7 +182,7 @@ class _Tracker:
         self, use: Mapping[str, Any], block: Mapping[str, Any], uses: Mapping[str, Any]
     ) -> None:
         name = str(use.get("name", ""))
-        text = result_text(block.get("content"))
+        text = readable_result(block.get("content"))
         if text == CLEARED or (block.get("is_error") and _HARNESS_ERROR.search(text[:600])):
             return
         command = facts.tool_command(use) if name in facts.SHELL_TOOLS else None

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memdir.session import facts
-from memdir.session.messages import result_text
+from memdir.session.messages import readable_result
 
 KEEP_DONE = 15
 _BOX = re.compile(r"^- \[(?P<mark>[ x~])\] (?P<text>.+)$")
@@ -33,14 +33,16 @@ _NEXT = re.compile(
 
 
 _NEXT_WORDS = (
-    r"(?:next steps?|what'?s next|remaining(?: work| tasks)?|still to do|pending(?: tasks)?)"
+    r"(?:next steps?|what'?s next|remaining(?: \w+){0,3}|still to do|pending(?: tasks)?|"
+    r"not (?:yet )?done|left to do|to do next)"
 )
 _NEXT_HEADING = re.compile(  # "## Next steps", "**Remaining:**", "…, the next steps are:"
     rf"^\W*(?:suggested |recommended |possible )?{_NEXT_WORDS}\W*$|"
-    rf"\b{_NEXT_WORDS}\b[^:\n]{{0,20}}:\W*$",
+    rf"\b{_NEXT_WORDS}\b[^:\n]{{0,40}}:\W*$",
     re.IGNORECASE,
 )
 _ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(?:\[[ x]\]\s*)?")
+_HEADED_ITEM = re.compile(r"^\s*#{1,4}\s+(?:\d+[.)]|step \d+:?)\s+", re.IGNORECASE)
 
 
 def parse(lines: Sequence[str]) -> dict[str, str]:
@@ -100,8 +102,8 @@ def _listed_next(text: str) -> list[str]:
     for i, line in enumerate(lines):
         if not _NEXT_HEADING.search(line):
             continue
-        items = []
-        for item in lines[i + 1 : i + 12]:
+        items = _headed_items(lines[i + 1 : i + 60])
+        for item in [] if items else lines[i + 1 : i + 12]:
             if _ITEM.match(item):
                 items.append(_ITEM.sub("", item).replace("**", "").strip())
             elif item.strip() and items:
@@ -109,6 +111,17 @@ def _listed_next(text: str) -> list[str]:
         if items:
             found.append("Next steps: " + facts.one_line("; ".join(items[:5]), 300))
     return found
+
+
+def _headed_items(lines: Sequence[str]) -> list[str]:
+    """Items written as numbered headings ("### 3. Navbar — …"), when the list starts with one:
+    the headings are the steps, the bullets under them their details."""
+    first = next((ln for ln in lines if ln.strip()), "")
+    if not _HEADED_ITEM.match(first):
+        return []
+    return [
+        _HEADED_ITEM.sub("", ln).replace("**", "").strip() for ln in lines if _HEADED_ITEM.match(ln)
+    ]
 
 
 def lines(state: Mapping[str, str]) -> list[str]:
@@ -142,7 +155,7 @@ def _task_text(item: Mapping[str, Any]) -> str:
 
 def _result(results: Mapping[str, Mapping[str, Any]], use: Mapping[str, Any]) -> str:
     block = results.get(str(use.get("id")))
-    return result_text(block.get("content")) if block else ""
+    return readable_result(block.get("content")) if block else ""
 
 
 def _bounded(state: dict[str, str]) -> dict[str, str]:
