@@ -22,7 +22,7 @@ from memdir.errors import BundleError
 
 NOW = dt.datetime(2026, 12, 2, 7, 0, tzinfo=dt.UTC)
 FILES: dict[str, bytes] = {
-    "MEMORY.md": "- [数据库测试规范](数据库测试规范.md) — 真实数据库\n- a hand-written line\n".encode(),
+    "MEMORY.md": "- [数据库测试规范](数据库测试规范.md) — 真实数据库\n- hand-written\n".encode(),
     "数据库测试规范.md": "---\nname: 数据库测试规范\ndescription: 集成测试必须使用真实数据库\n"
     "type: feedback\n---\n上次模拟测试通过了。\n".encode(),
     "q2.md": b"---\nname: Q2\ndescription: Q2 goal: ship X\ntype: project\n---\nbad YAML kept\n",
@@ -207,7 +207,9 @@ def _manifest(files: dict[str, bytes], **over: object) -> bytes:
     return json.dumps(data).encode()
 
 
-def _tar(members: list[tarfile.TarInfo | tuple[str, bytes]], *, fmt: int = tarfile.PAX_FORMAT) -> bytes:
+def _tar(
+    members: list[tarfile.TarInfo | tuple[str, bytes]], *, fmt: int = tarfile.PAX_FORMAT
+) -> bytes:
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w", format=fmt) as tf:
         for member in members:
@@ -243,15 +245,23 @@ HOSTILE: dict[str, Callable[[], bytes]] = {
         [("manifest.json", _manifest(GOOD)), ("other/a.md", b"hello")]
     ),
     "symlink member": lambda: _tar(
-        [("manifest.json", _manifest(GOOD)), _special("memory/a.md", tarfile.SYMTYPE, "/etc/passwd")]
+        [
+            ("manifest.json", _manifest(GOOD)),
+            _special("memory/a.md", tarfile.SYMTYPE, "/etc/passwd"),
+        ]
     ),
     "hardlink member": lambda: _tar(
-        [("manifest.json", _manifest(GOOD)), _special("memory/a.md", tarfile.LNKTYPE, "/etc/passwd")]
+        [
+            ("manifest.json", _manifest(GOOD)),
+            _special("memory/a.md", tarfile.LNKTYPE, "/etc/passwd"),
+        ]
     ),
     "character device": lambda: _tar(
         [("manifest.json", _manifest(GOOD)), _special("memory/a.md", tarfile.CHRTYPE)]
     ),
-    "FIFO": lambda: _tar([("manifest.json", _manifest(GOOD)), _special("memory/a.md", tarfile.FIFOTYPE)]),
+    "FIFO": lambda: _tar(
+        [("manifest.json", _manifest(GOOD)), _special("memory/a.md", tarfile.FIFOTYPE)]
+    ),
     "directory member": lambda: _tar(
         [("manifest.json", _manifest(GOOD)), _special("memory/d", tarfile.DIRTYPE)]
     ),
@@ -265,11 +275,18 @@ HOSTILE: dict[str, Callable[[], bytes]] = {
         [("manifest.json", _manifest({"a\n.md": b"x"})), ("memory/a\n.md", b"x")]
     ),
     "hidden path": lambda: _tar(
-        [("manifest.json", _manifest({".git/hooks/pre-commit": b"x"})), ("memory/.git/hooks/pre-commit", b"x")]
+        [
+            ("manifest.json", _manifest({".git/hooks/pre-commit": b"x"})),
+            ("memory/.git/hooks/pre-commit", b"x"),
+        ]
     ),
-    "checksum mismatch": lambda: _tar([("manifest.json", _manifest(GOOD)), ("memory/a.md", b"HELLO")]),
+    "checksum mismatch": lambda: _tar(
+        [("manifest.json", _manifest(GOOD)), ("memory/a.md", b"HELLO")]
+    ),
     "size mismatch": lambda: _tar([("manifest.json", _manifest(GOOD)), ("memory/a.md", b"hello!")]),
-    "a file missing": lambda: _tar([("manifest.json", _manifest({**GOOD, "b.md": b"b"})), ("memory/a.md", b"hello")]),
+    "a file missing": lambda: _tar(
+        [("manifest.json", _manifest({**GOOD, "b.md": b"b"})), ("memory/a.md", b"hello")]
+    ),
     "an extra file": lambda: _tar(
         [("manifest.json", _manifest(GOOD)), ("memory/a.md", b"hello"), ("memory/b.md", b"b")]
     ),
@@ -277,18 +294,28 @@ HOSTILE: dict[str, Callable[[], bytes]] = {
         [("manifest.json", _manifest(GOOD)), ("memory/a.md", b"hello"), ("memory/a.md", b"hello")]
     ),
     "newer format": lambda: _tar(
-        [("manifest.json", _manifest(GOOD, format_version=BUNDLE_FORMAT_VERSION + 1)), ("memory/a.md", b"hello")]
+        [
+            ("manifest.json", _manifest(GOOD, format_version=BUNDLE_FORMAT_VERSION + 1)),
+            ("memory/a.md", b"hello"),
+        ]
     ),
     "not a memdir manifest": lambda: _tar([("manifest.json", b'{"format": "zip"}')]),
-    "manifest not first": lambda: _tar([("memory/a.md", b"hello"), ("manifest.json", _manifest(GOOD))]),
+    "manifest not first": lambda: _tar(
+        [("memory/a.md", b"hello"), ("manifest.json", _manifest(GOOD))]
+    ),
     "manifest not JSON": lambda: _tar([("manifest.json", b"{nope")]),
     "manifest nested 200k deep": lambda: _tar([("manifest.json", b"[" * 30_000 + b"]" * 30_000)]),
     "bad sha256 in the manifest": lambda: _tar(
-        [("manifest.json", _manifest(GOOD).replace(b'"sha256": "', b'"sha256": "zz')), ("memory/a.md", b"hello")]
+        [
+            ("manifest.json", _manifest(GOOD).replace(b'"sha256": "', b'"sha256": "zz')),
+            ("memory/a.md", b"hello"),
+        ]
     ),
     "empty archive": lambda: _tar([]),
     "not gzip": lambda: b"PK\x03\x04 a zip file",
-    "truncated gzip": lambda: _tar([("manifest.json", _manifest(GOOD)), ("memory/a.md", b"hello")])[:40],
+    "truncated gzip": lambda: _tar([("manifest.json", _manifest(GOOD)), ("memory/a.md", b"hello")])[
+        :40
+    ],
 }
 LIMITS = Limits(max_file_bytes=64 * 1024, max_total_bytes=256 * 1024, max_files=20)
 BOMBS: dict[str, Callable[[], bytes]] = {
@@ -307,44 +334,42 @@ BOMBS: dict[str, Callable[[], bytes]] = {
             *((f"memory/{i}.md", b"") for i in range(30)),
         ]
     ),
-    "a pax header bomb": lambda: _tar(
-        [("manifest.json", _manifest(GOOD)), _pax_bomb()]
-    ),
+    "a pax header bomb": lambda: _tar([("manifest.json", _manifest(GOOD)), _pax_bomb()]),
 }
 
 EXPECTED = {
-    'parent traversal': "contains '..'",
-    'traversal in the member only': "contains '..'",
-    'absolute name': 'outside memory/',
-    'absolute inside the prefix': 'absolute path',
-    'outside the memory/ prefix': 'outside memory/',
-    'symlink member': 'symbolic link',
-    'hardlink member': 'hard link',
-    'character device': 'character device',
-    'FIFO': 'FIFO',
-    'directory member': 'directory',
-    'non-UTF-8 name': 'not UTF-8',
-    'NUL in a manifest path': 'NUL',
-    'control character in a name': 'control character',
-    'hidden path': 'hidden path',
-    'checksum mismatch': 'SHA-256',
-    'size mismatch': 'SHA-256',
-    'a file missing': 'missing',
-    'an extra file': 'not in its manifest',
-    'a member twice': 'twice',
-    'newer format': 'upgrade memdir',
-    'not a memdir manifest': 'not a memdir bundle',
-    'manifest not first': 'must start with manifest.json',
-    'manifest not JSON': 'not valid JSON',
-    'manifest nested 200k deep': 'nested too deeply',
-    'bad sha256 in the manifest': 'no valid sha256',
-    'empty archive': 'empty',
-    'not gzip': 'not a .tar.gz',
-    'truncated gzip': 'not a .tar.gz',
-    'one file over the per-file cap (a gzip bomb)': 'cap per file',
-    'files over the total cap': 'add up to more than',
-    'more files than the cap': 'more than 20 files',
-    'a pax header bomb': 'decompression bomb',
+    "parent traversal": "contains '..'",
+    "traversal in the member only": "contains '..'",
+    "absolute name": "outside memory/",
+    "absolute inside the prefix": "absolute path",
+    "outside the memory/ prefix": "outside memory/",
+    "symlink member": "symbolic link",
+    "hardlink member": "hard link",
+    "character device": "character device",
+    "FIFO": "FIFO",
+    "directory member": "directory",
+    "non-UTF-8 name": "not UTF-8",
+    "NUL in a manifest path": "NUL",
+    "control character in a name": "control character",
+    "hidden path": "hidden path",
+    "checksum mismatch": "SHA-256",
+    "size mismatch": "SHA-256",
+    "a file missing": "missing",
+    "an extra file": "not in its manifest",
+    "a member twice": "twice",
+    "newer format": "upgrade memdir",
+    "not a memdir manifest": "not a memdir bundle",
+    "manifest not first": "must start with manifest.json",
+    "manifest not JSON": "not valid JSON",
+    "manifest nested 200k deep": "nested too deeply",
+    "bad sha256 in the manifest": "no valid sha256",
+    "empty archive": "empty",
+    "not gzip": "not a .tar.gz",
+    "truncated gzip": "not a .tar.gz",
+    "one file over the per-file cap (a gzip bomb)": "cap per file",
+    "files over the total cap": "add up to more than",
+    "more files than the cap": "more than 20 files",
+    "a pax header bomb": "decompression bomb",
 }
 
 
@@ -406,7 +431,7 @@ def test_a_restore_cut_short_leaves_whole_files_and_a_rerun_finishes(
     import memdir.bundle as bundle_module
 
     export_bundle(memdir_dir, tmp_path / "b.tar.gz", now=NOW)
-    real_write = bundle_module.atomic_write
+    real_write = bundle_module.atomic_write  # type: ignore[attr-defined]
     calls = {"n": 0}
 
     def failing_write(path: Path, data: bytes, **kw: object) -> None:

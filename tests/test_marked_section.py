@@ -40,7 +40,9 @@ def test_a_rerun_replaces_the_section_in_place_and_keeps_everything_around_it() 
     moved = "# Intro\n\n" + first + "\n## After, written by the user\n"
     second = marked_section.upsert(moved, "## Standing instructions\n\n- new\n")
     assert second.startswith("# Intro\n\n# Top\n\n")
-    assert second.endswith("<!-- <<< memdir standing instructions -->\n\n## After, written by the user\n")
+    assert second.endswith(
+        "<!-- <<< memdir standing instructions -->\n\n## After, written by the user\n"
+    )
     assert "- new" in second and "Use real DBs" not in second
     assert marked_section.upsert(second, "## Standing instructions\n\n- new\n") == second
 
@@ -75,10 +77,10 @@ def test_markers_count_only_at_the_start_of_a_line() -> None:
 
 @given(
     st.text(
-        alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\r"),
+        alphabet=st.characters(exclude_categories=["Cs"], exclude_characters="\r"),
         max_size=200,
     ),
-    st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=200),
+    st.text(alphabet=st.characters(exclude_categories=["Cs"]), max_size=200),
 )
 def test_remove_after_upsert_is_the_identity(original: str, body: str) -> None:
     if "<!--" in original:

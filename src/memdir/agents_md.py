@@ -32,8 +32,8 @@ from memdir import marked_section
 from memdir.atomic import atomic_write
 from memdir.errors import BundleError, FrontmatterError, UnreadableFileError
 from memdir.model import MemoryType
-from memdir.pathsafe import is_within, read_regular
 from memdir.paths import find_git_root
+from memdir.pathsafe import is_within, read_regular
 from memdir.team.secrets import labels, scan
 from memdir.validity import current_only
 
@@ -101,7 +101,9 @@ def _entry(item: Standing, *, with_body: bool) -> str:
     if with_body and body:
         if len(body) > ENTRY_BODY_CHARS:
             cut = body.rfind("\n", 0, ENTRY_BODY_CHARS)
-            body = body[: cut if cut > 0 else ENTRY_BODY_CHARS].rstrip() + f"\n(more in {item.path})"
+            body = (
+                body[: cut if cut > 0 else ENTRY_BODY_CHARS].rstrip() + f"\n(more in {item.path})"
+            )
         lines += [f"  {line}".rstrip() for line in body.splitlines() if line.strip()]
     return "\n".join(lines) + "\n"
 

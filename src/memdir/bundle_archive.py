@@ -88,11 +88,15 @@ def _info(name: str, size: int, mtime: int) -> tarfile.TarInfo:
 def write_archive(manifest: bytes, files: Iterable[tuple[str, bytes, int]], mtime: int) -> bytes:
     """The archive bytes: ``manifest.json`` first, then each ``(rel, data, mtime)`` in order."""
     raw = io.BytesIO()
-    with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=_GZIP_LEVEL) as gz:
-        with tarfile.open(fileobj=gz, mode="w|", format=tarfile.PAX_FORMAT, encoding="utf-8") as tf:
-            tf.addfile(_info(MANIFEST_NAME, len(manifest), mtime), io.BytesIO(manifest))
-            for rel, data, file_mtime in files:
-                tf.addfile(_info(FILES_PREFIX + rel, len(data), file_mtime), io.BytesIO(data))
+    with (
+        gzip.GzipFile(
+            filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=_GZIP_LEVEL
+        ) as gz,
+        tarfile.open(fileobj=gz, mode="w|", format=tarfile.PAX_FORMAT, encoding="utf-8") as tf,
+    ):
+        tf.addfile(_info(MANIFEST_NAME, len(manifest), mtime), io.BytesIO(manifest))
+        for rel, data, file_mtime in files:
+            tf.addfile(_info(FILES_PREFIX + rel, len(data), file_mtime), io.BytesIO(data))
     return raw.getvalue()
 
 
@@ -105,7 +109,9 @@ def read_archive_bytes(path: Path, limits: Limits) -> bytes:
     except OSError as exc:
         raise BundleError(f"cannot read the bundle {path}: {exc.strerror or exc}") from None
     if len(data) > limits.max_stream_bytes:
-        raise BundleError(f"{path} is larger than a bundle may be ({limits.max_stream_bytes} bytes)")
+        raise BundleError(
+            f"{path} is larger than a bundle may be ({limits.max_stream_bytes} bytes)"
+        )
     return data
 
 
@@ -135,7 +141,9 @@ def iter_members(data: bytes, limits: Limits) -> Iterator[tuple[str, bytes]]:
     seen: set[str] = set()
     total = 0
     try:
-        with tarfile.open(fileobj=stream, mode="r|", encoding="utf-8", errors="surrogateescape") as tf:
+        with tarfile.open(
+            fileobj=stream, mode="r|", encoding="utf-8", errors="surrogateescape"
+        ) as tf:
             for member in tf:
                 name = _member_name(member, first=not seen)
                 if name in seen:
@@ -159,7 +167,9 @@ def iter_members(data: bytes, limits: Limits) -> Iterator[tuple[str, bytes]]:
                     raise BundleError(f"{name!r} is truncated in the bundle")
                 yield name, content
     except (tarfile.TarError, gzip.BadGzipFile, zlib.error, EOFError) as exc:
-        raise BundleError(f"not a readable memdir bundle (corrupt or not a .tar.gz): {exc}") from None
+        raise BundleError(
+            f"not a readable memdir bundle (corrupt or not a .tar.gz): {exc}"
+        ) from None
     if not seen:
         raise BundleError("the bundle is empty (no manifest.json)")
 

@@ -40,7 +40,12 @@ class BundleFile:
     mtime_ms: int
 
     def as_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "size": self.size, "sha256": self.sha256, "mtime_ms": self.mtime_ms}
+        return {
+            "path": self.path,
+            "size": self.size,
+            "sha256": self.sha256,
+            "mtime_ms": self.mtime_ms,
+        }
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,7 +42,9 @@ class Span:
 
 def begin_line(flags: frozenset[str]) -> str:
     marks = "".join(f" [{f}]" for f in sorted(flags))
-    return f"{BEGIN_TAG} (written by `memdir export agents-md`; edits inside are replaced){marks} -->"
+    return (
+        f"{BEGIN_TAG} (written by `memdir export agents-md`; edits inside are replaced){marks} -->"
+    )
 
 
 def newline_of(text: str) -> str:
