@@ -444,8 +444,9 @@ def test_a_restore_cut_short_leaves_whole_files_and_a_rerun_finishes(
     with pytest.raises(OSError):
         restore_bundle(tmp_path / "b.tar.gz", tmp_path / "fresh", False)
     partial = tree(tmp_path / "fresh")
-    assert len(partial) == 2 and all(FILES[rel] == data for rel, (data, _) in partial.items())
+    assert len(partial) < len(FILES)  # the failed one at least is missing
+    assert all(FILES[rel] == data for rel, (data, _) in partial.items())  # no torn file
     monkeypatch.setattr(bundle_module, "atomic_write", real_write)
     result = restore_bundle(tmp_path / "b.tar.gz", tmp_path / "fresh", False)
-    assert len(result.skipped) == 2 and len(result.written) == len(FILES) - 2
+    assert len(result.skipped) == len(partial) and len(result.written) == len(FILES) - len(partial)
     assert tree(tmp_path / "fresh") == tree(memdir_dir)
