@@ -43,6 +43,25 @@ def _timed(fn: Callable[[], object]) -> float:
     return time.perf_counter() - started
 
 
+def one_run(mem: Path, work: Path, original: dict[str, bytes]) -> dict[str, float]:
+    """Seconds per step; asserts the restore is byte for byte and the re-export identical."""
+    bundle, again, fresh = work / "b.tar.gz", work / "c.tar.gz", work / "fresh"
+    out = {
+        "export": _timed(lambda: export_bundle(mem, bundle, now=NOW)),
+        "verify": _timed(lambda: read_bundle(bundle)),
+        "restore": _timed(lambda: restore_bundle(bundle, fresh, False)),
+    }
+    started = time.perf_counter()
+    rerun = restore_bundle(bundle, fresh, False)
+    out["rerun"] = time.perf_counter() - started
+    assert rerun.written == () and len(rerun.skipped) == len(original)
+    assert _files(fresh) == original, "restored dir differs"
+    export_bundle(fresh, again, now=NOW)
+    assert again.read_bytes() == bundle.read_bytes(), "second export differs"
+    shutil.rmtree(fresh)
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--memories", type=int, default=10_000)
@@ -62,22 +81,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         payload = sum(len(v) for v in original.values())
         size = 0
         for run in range(args.runs):
-            bundle, again, fresh = (
-                work / f"b{run}.tar.gz",
-                work / f"c{run}.tar.gz",
-                work / f"f{run}",
-            )
-            times["export"].append(_timed(lambda: export_bundle(mem, bundle, now=NOW)))
-            times["verify"].append(_timed(lambda: read_bundle(bundle)))
-            times["restore"].append(_timed(lambda: restore_bundle(bundle, fresh, False)))
-            rerun = restore_bundle(bundle, fresh, False)
-            times["rerun"].append(_timed(lambda: restore_bundle(bundle, fresh, False)))
-            assert rerun.written == () and len(rerun.skipped) == len(original)
-            assert _files(fresh) == original, "restored dir differs"
-            export_bundle(fresh, again, now=NOW)
-            assert again.read_bytes() == bundle.read_bytes(), "second export differs"
-            size = bundle.stat().st_size
-            shutil.rmtree(fresh)
+            for step, seconds in one_run(mem, work / f"run{run}", original).items():
+                times[step].append(seconds)
+            size = (work / f"run{run}" / "b.tar.gz").stat().st_size
     rows = [
         [
             f"{n:,}",
