@@ -428,10 +428,10 @@ def test_a_missing_memory_dir_is_an_error(tmp_path: Path) -> None:
 def test_a_restore_cut_short_leaves_whole_files_and_a_rerun_finishes(
     memdir_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import memdir.bundle as bundle_module
+    from memdir import atomic
 
     export_bundle(memdir_dir, tmp_path / "b.tar.gz", now=NOW)
-    real_write = bundle_module.atomic_write  # type: ignore[attr-defined]
+    real_write = atomic.atomic_write
     calls = {"n": 0}
 
     def failing_write(path: Path, data: bytes, **kw: object) -> None:
@@ -440,13 +440,24 @@ def test_a_restore_cut_short_leaves_whole_files_and_a_rerun_finishes(
             raise OSError(28, "No space left on device")
         real_write(path, data, **kw)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(bundle_module, "atomic_write", failing_write)
+    monkeypatch.setattr(atomic, "atomic_write", failing_write)
     with pytest.raises(OSError):
         restore_bundle(tmp_path / "b.tar.gz", tmp_path / "fresh", False)
     partial = tree(tmp_path / "fresh")
     assert len(partial) < len(FILES)  # the failed one at least is missing
     assert all(FILES[rel] == data for rel, (data, _) in partial.items())  # no torn file
-    monkeypatch.setattr(bundle_module, "atomic_write", real_write)
+    monkeypatch.setattr(atomic, "atomic_write", real_write)
     result = restore_bundle(tmp_path / "b.tar.gz", tmp_path / "fresh", False)
     assert len(result.skipped) == len(partial) and len(result.written) == len(FILES) - len(partial)
     assert tree(tmp_path / "fresh") == tree(memdir_dir)
+
+
+def test_names_a_bundle_could_not_carry_are_reported_at_export(tmp_path: Path) -> None:
+    mem = make_dir(tmp_path / "mem", {"ok.md": b"x"})
+    os.close(os.open(os.fsencode(mem) + b"/bad\xff.md", os.O_CREAT | os.O_WRONLY, 0o600))
+    (mem / "line\nbreak.md").write_bytes(b"y")
+    result = export_bundle(mem, tmp_path / "b.tar.gz", now=NOW)
+    assert [f.path for f in result.manifest.files] == ["ok.md"]
+    reasons = dict(result.left_out)
+    assert "UTF-8" in reasons[os.fsdecode(b"bad\xff.md")]
+    assert "control character" in reasons["line\nbreak.md"]

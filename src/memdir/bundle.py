@@ -34,13 +34,13 @@ import datetime as dt
 import os
 import stat
 from collections.abc import Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from memdir import __version__
-from memdir.atomic import atomic_write, content_hash, make_dirs
+from memdir.atomic import atomic_write, content_hash
+from memdir.bulk_write import BulkWriter
 from memdir.bundle_archive import (
     DEFAULT_LIMITS,
     DISTILLED_NAME,
@@ -308,7 +308,7 @@ def _apply(
 
     by_path = {f.path: f for f in manifest.files}
     written: list[str] = []
-    with MemoryStore(memory_dir).lock(), _Writer() as writer:
+    with MemoryStore(memory_dir).lock(), BulkWriter() as writer:
         for name, content in iter_members(data, limits):
             rel = name[len(FILES_PREFIX) :]
             if not name.startswith(FILES_PREFIX) or rel not in to_write:
@@ -324,37 +324,3 @@ def _apply(
                 writer.write(memory_dir / rel, content, entry.mtime_ms / 1000)
                 written.append(rel)
     return written
-
-
-class _Writer:
-    """Atomic writes on a few threads: each write waits on its fsyncs, which overlap across
-    files (the filesystem commits them together), so 10,000 files take seconds, not minutes.
-    Folders are made here first, so no two writers race to create one; the first failure stops
-    new writes and is raised once those in flight are done."""
-
-    _THREADS = 16
-    _IN_FLIGHT = 64
-
-    def __enter__(self) -> _Writer:
-        self._pool = ThreadPoolExecutor(self._THREADS, thread_name_prefix="memdir-restore")
-        self._pending: list[Future[None]] = []
-        self._dirs: set[Path] = set()
-        return self
-
-    def write(self, path: Path, content: bytes, mtime: float) -> None:
-        if path.parent not in self._dirs:
-            make_dirs(path.parent)
-            self._dirs.add(path.parent)
-        for future in [f for f in self._pending if f.done()]:
-            self._pending.remove(future)
-            future.result()  # a failed write stops the restore here
-        if len(self._pending) >= self._IN_FLIGHT:
-            self._pending.pop(0).result()
-        self._pending.append(self._pool.submit(atomic_write, path, content, mtime=mtime))
-
-    def __exit__(self, *exc: object) -> None:
-        try:
-            for future in self._pending:
-                future.result()
-        finally:
-            self._pool.shutdown(wait=True, cancel_futures=True)
