@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import os
 import shutil
 import statistics
 import sys
@@ -102,7 +103,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     note = (
         f"{n:,} memories + MEMORY.md ({payload / 1e6:.1f} MB of Markdown) → a {size / 1e6:.2f} MB "
         f"bundle ({size / payload:.0%}); median of {args.runs} runs; every run restores byte for "
-        f"byte and re-exports to the same bytes. {machine()}. "
+        f"byte and re-exports to the same bytes. {machine()}; load average at the end "
+        f"{os.getloadavg()[0]:.1f}. "
         f"Command: `.venv/bin/python benchmarks/export_bench.py --memories {n}`"
     )
     print(note)
