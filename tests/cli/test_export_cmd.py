@@ -106,3 +106,38 @@ def test_agents_md_without_the_flag_warns_once_with_the_way_out(tmp_path: Path) 
     assert code == 0
     assert "left out 1 private memories" in err and "--include-private" in err
     assert not (run.project / "CLAUDE.md").exists()  # nothing to write, nothing created
+
+
+def test_a_dir_built_by_memdirs_own_commands_round_trips(tmp_path: Path) -> None:
+    """add (private, team, CJK, nested), log, dream: then export -> restore -> same files."""
+    run = Run(tmp_path)
+    _add(run, "Real databases", "feedback", "No mocks.\n\n**Why:** a mock hid a migration.")
+    _add(run, "数据库测试规范", "project", "集成测试必须使用真实数据库")
+    code, _out, err = run(
+        "add", "Squash", "-d", "team rule", "-t", "feedback", "-b", "x", "--path", "team/squash.md"
+    )
+    assert code == 0, err
+    code, _out, err = run(
+        "add", "Pager", "-d", "who", "-t", "reference", "-b", "y", "--path", "ops/oncall/pager.md"
+    )
+    assert code == 0, err
+    assert run("log", "shipped the billing fix")[0] == 0
+    assert run("dream", "--no-embeddings")[0] == 0
+    assert (run.mem / "logs" / ".distilled.json").is_file()
+
+    bundle = tmp_path / "b.tar.gz"
+    assert run.json("export", "--out", str(bundle))["left_out"] == []
+    result = restore_bundle(bundle, tmp_path / "fresh", False)
+
+    def canonical(root: Path) -> dict[str, bytes]:
+        return {
+            p.relative_to(root).as_posix(): p.read_bytes()
+            for p in root.rglob("*")
+            if p.is_file() and (not p.name.startswith(".") or p.name == ".distilled.json")
+        }
+
+    assert canonical(tmp_path / "fresh") == canonical(run.mem)
+    assert {"team/squash.md", "ops/oncall/pager.md", "team/MEMORY.md"} <= set(result.written)
+    code, out, err = run("--dir", str(tmp_path / "fresh"), "list", fmt="--json")
+    assert code == 0, err
+    assert json.loads(out) == json.loads(run("list", fmt="--json")[1])  # same ages: mtimes kept
