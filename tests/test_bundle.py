@@ -461,3 +461,17 @@ def test_names_a_bundle_could_not_carry_are_reported_at_export(tmp_path: Path) -
     reasons = dict(result.left_out)
     assert "UTF-8" in reasons[os.fsdecode(b"bad\xff.md")]
     assert "control character" in reasons["line\nbreak.md"]
+
+
+def test_a_huge_or_odd_archive_file_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    sparse = tmp_path / "huge.tar.gz"
+    with open(sparse, "wb") as fh:
+        fh.truncate(LIMITS.max_stream_bytes + 1)  # sparse: costs no disk, would cost memory
+    with pytest.raises(BundleError, match="larger than a bundle may be"):
+        restore_bundle(sparse, tmp_path / "target", True, limits=LIMITS)
+    os.mkfifo(tmp_path / "fifo.tar.gz")
+    with pytest.raises(BundleError, match="not a regular file"):
+        restore_bundle(tmp_path / "fifo.tar.gz", tmp_path / "target", True)
+    with pytest.raises(BundleError, match="no bundle at"):
+        restore_bundle(tmp_path / "missing.tar.gz", tmp_path / "target", True)
+    assert not (tmp_path / "target").exists()

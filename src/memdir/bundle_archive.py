@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import os
 import tarfile
 import zlib
 from collections.abc import Iterable, Iterator
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memdir.errors import BundleError, UnsafePathError
-from memdir.pathsafe import check_relative, read_regular
+from memdir.pathsafe import check_relative, open_regular
 
 MANIFEST_NAME = "manifest.json"
 FILES_PREFIX = "memory/"
@@ -101,14 +102,22 @@ def write_archive(manifest: bytes, files: Iterable[tuple[str, bytes, int]], mtim
 
 
 def read_archive_bytes(path: Path, limits: Limits) -> bytes:
-    """The compressed bytes of ``path`` (a regular file no larger than the stream cap)."""
+    """The compressed bytes of ``path``: a regular file no larger than the stream cap (its size
+    is checked before anything is read, so a huge file costs nothing to refuse)."""
     try:
-        data = read_regular(path, limit=limits.max_stream_bytes + 1)
+        with open(open_regular(path), "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size > limits.max_stream_bytes:
+                raise BundleError(
+                    f"{path} is {size} bytes, larger than a bundle may be "
+                    f"({limits.max_stream_bytes} bytes)"
+                )
+            data = fh.read(limits.max_stream_bytes + 1)
     except FileNotFoundError:
         raise BundleError(f"no bundle at {path}") from None
     except OSError as exc:
         raise BundleError(f"cannot read the bundle {path}: {exc.strerror or exc}") from None
-    if len(data) > limits.max_stream_bytes:
+    if len(data) > limits.max_stream_bytes:  # it grew while being read
         raise BundleError(
             f"{path} is larger than a bundle may be ({limits.max_stream_bytes} bytes)"
         )
