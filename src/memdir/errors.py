@@ -38,6 +38,8 @@ Callers catch by class, never by message text::
  ├── DaemonError              the recall daemon is absent, stale or answered badly (fall back)
  │    └── DaemonTimeoutError  it took the request but did not answer in time (it may still act)
  ├── InstallError             a host config file cannot be merged (not a JSON object, ...)
+ ├── BundleError              an export bundle that cannot be restored safely (hostile, corrupt,
+ │                            a newer format) or an instructions section memdir cannot place
  └── CsrfError                a `memdir ui` form without this start's token (cross-site request)
 
 The value of a secret is never put in any exception message.
@@ -305,3 +307,8 @@ class InstallError(MemdirError):
 
 class CsrfError(MemdirError):
     """A state-changing ``memdir ui`` request without this start's form token."""
+
+
+class BundleError(MemdirError):
+    """A bundle (``memdir export``) is corrupt, hostile or of a newer format; or an instructions
+    file section (``memdir export agents-md``) cannot be placed safely. Nothing was written."""
