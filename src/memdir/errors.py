@@ -38,6 +38,8 @@ Callers catch by class, never by message text::
  ├── DaemonError              the recall daemon is absent, stale or answered badly (fall back)
  │    └── DaemonTimeoutError  it took the request but did not answer in time (it may still act)
  ├── InstallError             a host config file cannot be merged (not a JSON object, ...)
+ ├── ImportSourceError        ``memdir import`` cannot read its source (another schema, a newer
+ │                            version, JSON nested too deep): nothing was written
  └── CsrfError                a `memdir ui` form without this start's token (cross-site request)
 
 The value of a secret is never put in any exception message.
@@ -305,3 +307,7 @@ class InstallError(MemdirError):
 
 class CsrfError(MemdirError):
     """A state-changing ``memdir ui`` request without this start's form token."""
+
+
+class ImportSourceError(MemdirError):
+    """An import source memdir cannot read safely; the import writes nothing."""

@@ -46,6 +46,7 @@ _GROUPS: dict[str, tuple[str, ...]] = {
     "install_cmd": ("install", "uninstall"),
     "ui_cmd": ("ui",),
     "status_cmd": ("status",),
+    "import_cmd": ("import",),
 }
 _GLOBAL_OPTIONS_WITH_VALUE = frozenset({"--dir", "--settings"})
 

@@ -1,0 +1,118 @@
+"""The import pipeline's second half: write a plan, all or nothing, and undo it later.
+
+Invariants:
+
+* A snapshot of the memory dir (:class:`memdir.consolidate.snapshot.Snapshots`, as dream takes
+  one) is durable, and names every file the import will create plus ``MEMORY.md``, before the
+  first file is written; ``memdir import --undo`` puts the dir back from it, and refuses (unless
+  forced) when a file was edited since.
+* Each memory is one atomic, locked, guarded write through :class:`~memdir.store.MemoryStore`,
+  created only if its name is still free. The index is written once, at the end, with every new
+  entry (appending 10,000 lines one rewrite at a time would cost 10,000 rewrites of a growing
+  file).
+* Nothing half-written: if any write fails (a guard refuses, the disk fills, a name was taken
+  meanwhile), the snapshot is restored before the error propagates.
+"""
+
+from __future__ import annotations
+
+import builtins
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memdir import frontmatter, index
+from memdir.atomic import atomic_write
+from memdir.consolidate.snapshot import Snapshots, UndoResult
+from memdir.importers.plan import ImportPlan
+from memdir.store import MemoryStore
+
+
+class _BatchIndexStore(MemoryStore):
+    """A store whose writes leave ``MEMORY.md`` alone; the caller writes the entries once."""
+
+    def __init__(self, base: MemoryStore) -> None:
+        super().__init__(
+            base.root,
+            guards=base.guards,
+            lock_timeout=base.lock_timeout,
+            clock=base._clock,
+            header_cache=base._header_cache_path,
+        )
+        self.pending: builtins.list[str] = []
+
+    def _index_upsert(self, rel: str, text: str) -> None:
+        self.pending.append(rel)
+
+
+def add_entries(root: Path, entries: list[tuple[str, str, str]]) -> None:
+    """Add (or replace) the index lines of ``(rel, title, description)`` in one write per index."""
+    by_index: dict[str, dict[str, str]] = {}
+    for rel, title, description in entries:
+        scope = index.index_scope(rel)
+        if scope is not None:
+            index_rel, link = scope
+            by_index.setdefault(index_rel, {})[link] = index.entry_line(title, link, description)
+    for index_rel, lines in by_index.items():
+        current = index.read_entrypoint(root, index_rel)
+        kept = [ln for ln in current.splitlines() if index.entry_link(ln) not in lines]
+        while kept and not kept[-1].strip():
+            kept.pop()
+        atomic_write(root / index_rel, "\n".join([*kept, *lines.values()]) + "\n")
+
+
+@dataclass(frozen=True)
+class ApplyResult:
+    snapshot: str | None
+    written: list[str]
+
+
+def apply_plan(store: MemoryStore, plan: ImportPlan, snapshots: Snapshots) -> ApplyResult:
+    """Write every memory of ``plan`` (see the module invariants)."""
+    if not plan.writes:
+        return ApplyResult(None, [])
+    rels = list(plan.writes)
+    snap = snapshots.take(f"import {plan.source} {plan.path}")
+    snap.manifest["import"] = {"source": plan.source, "path": plan.path, "counts": plan.counts()}
+    snap.touch([index.ENTRYPOINT_NAME, *rels])
+    batch = _BatchIndexStore(store)
+    try:
+        with batch.lock():
+            for rel, memory in plan.writes.items():
+                batch.write_text(rel, frontmatter.dump_memory(memory), create_only=True)
+            add_entries(
+                store.root, [(rel, m.name, m.description) for rel, m in plan.writes.items()]
+            )
+        snap.finish(store.root)
+    except BaseException:
+        snap.finish(store.root)
+        snapshots.undo(snap.id, force=True)
+        raise
+    return ApplyResult(snap.id, rels)
+
+
+def undo_import(
+    snapshots: Snapshots, snapshot_id: str | None = None, *, force: bool = False
+) -> UndoResult:
+    """Put the memory dir back as it was before an import (the last one by default)."""
+    return snapshots.undo(snapshot_id, force=force)
+
+
+def import_runs(snapshots: Snapshots, limit: int = 10) -> list[dict[str, Any]]:
+    """The recent imports, newest first: id, what was imported, counts, undone or not."""
+    runs = []
+    for snap in snapshots.list()[:limit]:
+        if snap.manifest.get("is_undo"):
+            continue
+        info = snap.manifest.get("import") or {}
+        runs.append(
+            {
+                "id": snap.id,
+                "created": snap.manifest.get("created"),
+                "source": info.get("source"),
+                "path": info.get("path"),
+                "counts": info.get("counts", {}),
+                "undone": snap.manifest.get("undone"),
+            }
+        )
+    return runs
