@@ -47,6 +47,11 @@ _RULE_CUE = re.compile(
     r"make sure|remember|requires?|needs? to|only)\b",
     _F,
 )
+_TRIGGER = re.compile(
+    r"^(?:when|whenever|every time|each time|after|before|at the end of every|if|for all|"
+    r"always|never)\b",
+    _F,
+)
 ONE_OFF = re.compile(
     r"\b(?:for now|this time|right now|for this (?:task|pr|change|one|file|function)|"
     r"at the moment|just now|in this (?:pr|commit))\b",
@@ -59,10 +64,11 @@ def not_to_keep(text: str) -> str | None:
     flat = " ".join(text.split())
     if not flat:
         return "empty"
-    rule = bool(_RULE_CUE.search(flat))
+    standing = bool(_TRIGGER.match(flat))  # "when the user says X, do Y": a rule, not a log
+    rule = standing or bool(_RULE_CUE.search(flat))
     if _GIT_HISTORY.search(flat) and not rule:
         return "git history: a record of a change made (the code and git log hold it)"
-    if _TASK_STATE.search(flat) or ONE_OFF.search(flat):
+    if (_TASK_STATE.search(flat) and not standing) or ONE_OFF.search(flat):
         return "ephemeral task state: true of one task or session, not of the project"
     code = len(_CODE_TOKEN.findall(flat))
     words = len(flat.split())

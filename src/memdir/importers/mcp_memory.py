@@ -23,6 +23,7 @@ from memdir.importers.keep import not_to_keep
 from memdir.model import MemoryType
 
 _USER = frozenset({"person", "user", "people", "human", "developer", "me"})
+_TASK = frozenset({"task", "todo", "session", "milestone"})
 _REFERENCE = frozenset({"tool", "service", "document", "url", "website", "api", "resource", "link"})
 
 
@@ -33,6 +34,21 @@ class _Entity:
     line: int
     observations: list[str] = field(default_factory=list)
     relations: list[str] = field(default_factory=list)
+
+
+def _record_kind(record: object) -> str | None:
+    """ "entity" or "relation": by ``type`` (the reference server), ``_type`` (forks such as
+    mcp-think-tank) or, with neither, by the keys the record has."""
+    if not isinstance(record, dict):
+        return None
+    kind = record.get("type", record.get("_type"))
+    if kind in ("entity", "relation"):
+        return str(kind)
+    if kind is None and "observations" in record and "name" in record:
+        return "entity"
+    if kind is None and {"from", "to", "relationType"} <= record.keys():
+        return "relation"
+    return None
 
 
 def _type(kind: str) -> MemoryType:
@@ -76,9 +92,10 @@ class McpMemorySource:
                 )
                 continue
             record = load_json(line, path, line=n)
-            if not isinstance(record, dict) or record.get("type") not in ("entity", "relation"):
+            kind_of = _record_kind(record)
+            if kind_of is None:
                 raise ImportSourceError(f"{path}:{n}: not an MCP memory entity or relation")
-            if record["type"] == "relation":
+            if kind_of == "relation":
                 parts = [record.get(k) for k in ("from", "relationType", "to")]
                 if all(isinstance(p, str) and p for p in parts):
                     relations.append((parts[0], parts[1], parts[2]))  # type: ignore[arg-type]
@@ -90,6 +107,8 @@ class McpMemorySource:
                     f"{path}:{n}: an entity needs a name and a list of observations"
                 )
             entity = entities.setdefault(name, _Entity(name, str(kind or "entity"), n))
+            if entity.kind.strip().lower() in _TASK:
+                continue  # skipped whole below; its status lines are not judged one by one
             for text in obs:
                 if not isinstance(text, str) or not text.strip():
                     continue
@@ -113,6 +132,9 @@ class McpMemorySource:
     def _item(self, entity: _Entity) -> Item:
         source_id = f"entity:{entity.name}"
         name = one_line(f"{entity.name} ({entity.kind})", 100)
+        if entity.kind.strip().lower() in _TASK:
+            skip = f"ephemeral task state: a {entity.kind} entity (its status changes; not a fact)"
+            return Item(self.name, source_id, MemoryType.PROJECT, name, "", "", skip=skip)
         if not entity.observations:
             return Item(
                 self.name,
