@@ -34,7 +34,7 @@ from memdir.model import Memory
 from memdir.sameness import Comparer, Doc, make_doc, normalise
 from memdir.slug import slugify
 from memdir.store import MemoryStore
-from memdir.team.secrets import labels, scan
+from memdir.team.secrets import labels, redact, scan
 
 Action = Literal["write", "merge", "skip"]
 RULE_REASONS = ("git history", "ephemeral task state", "code structure")
@@ -102,7 +102,11 @@ def _load_existing(store: MemoryStore) -> _Existing:
 
 
 def _doc(rel: str, item: Item) -> Doc:
-    return make_doc(rel, "", item.type.value, f"{item.description}\n{item.body}", name=item.name)
+    """Compared by what the source said (``fact``), not by the form's boilerplate around it, so
+    "Imported from ..." lines (and a description the form wrote) do not make two statements of
+    one fact look different."""
+    said = item.fact or f"{item.description}\n{item.body}"
+    return make_doc(rel, "", item.type.value, said, name=item.name)
 
 
 def _merge_lines(keeper: Memory, item: Item) -> int:
@@ -172,8 +176,11 @@ def _early_verdict(item: Item, existing: _Existing, seen: dict[str, str]) -> Ver
     if item.source_id in seen:
         return skip("imported", "the source repeats this record", seen[item.source_id])
     found = labels(scan(f"{item.name}\n{item.description}\n{item.body}"))
-    if found:
-        return skip("credential", f"holds a credential ({', '.join(found)}); not imported")
+    if found:  # the verdict is printed: its name and id must not carry the value either
+        reason = f"holds a credential ({', '.join(found)}); not imported"
+        return Verdict(
+            redact(item.source_id), redact(item.name), "skip", reason, None, "credential"
+        )
     if item.filter and (why := not_to_keep(item.fact or item.body)):
         return skip("rules", why)
     return None
