@@ -98,7 +98,7 @@ class McpMemorySource:
             if kind_of == "relation":
                 parts = [record.get(k) for k in ("from", "relationType", "to")]
                 if all(isinstance(p, str) and p for p in parts):
-                    relations.append((parts[0], parts[1], parts[2]))  # type: ignore[arg-type]
+                    relations.append((parts[0], parts[1], parts[2]))
                 continue
             name, kind = record.get("name"), record.get("entityType", "")
             obs = record.get("observations", [])

@@ -1,0 +1,146 @@
+"""``memdir import`` as a new user runs it: dry run, import, re-run, undo; hostile input gets one
+line on stderr and leaves the dir as it was."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memdir.cli.main import main
+from tests.importers.claude_mem_schema import add_observation, create_db
+from tests.importers.conftest import FIXTURES
+
+AWS = "AKIA" + "IOSFODNN7EXAMPLQ"
+
+
+class Run:
+    def __init__(self, tmp_path: Path) -> None:
+        self.home = tmp_path / "home"
+        self.mem = tmp_path / "mem"
+        self.home.mkdir()
+        self.cwd = tmp_path
+
+    def __call__(self, *argv: str, fmt: str = "--text") -> tuple[int, str, str]:
+        out, err = io.StringIO(), io.StringIO()
+        env = {"HOME": str(self.home), "MEMDIR_HOME": str(self.home / ".memdir")}
+        code = main(
+            ["--dir", str(self.mem), fmt, *argv], env=env, cwd=self.cwd, stdout=out, stderr=err
+        )
+        return code, out.getvalue(), err.getvalue()
+
+    def json(self, *argv: str) -> Any:
+        code, out, err = self(*argv, fmt="--json")
+        assert code == 0, err
+        return json.loads(out)
+
+    def files(self) -> dict[str, bytes]:
+        return {p.name: p.read_bytes() for p in self.mem.glob("*.md")} if self.mem.exists() else {}
+
+
+@pytest.fixture
+def run(tmp_path: Path) -> Run:
+    return Run(tmp_path)
+
+
+def claude_mem_db(path: Path) -> Path:
+    conn = create_db(path)
+    add_observation(
+        conn,
+        type="decision",
+        title="Billing uses Postgres 16",
+        narrative="Billing uses Postgres 16 for logical replication.",
+    )
+    add_observation(
+        conn,
+        type="decision",
+        title="Billing uses Postgres 16",
+        narrative="Billing uses Postgres 16 for logical replication.",
+    )
+    add_observation(
+        conn,
+        type="discovery",
+        title="Staging key",
+        narrative=f"The staging key is {AWS} for uploads.",
+    )
+    add_observation(conn, type="feature", title="Added SSO", narrative="Added SSO login.")
+    conn.commit()
+    return path
+
+
+def test_dry_run_import_rerun_and_undo(run: Run, tmp_path: Path) -> None:
+    db = claude_mem_db(tmp_path / "claude-mem.db")
+    code, out, _ = run("import", "claude-mem", str(db), "--dry-run")
+    assert (
+        code == 0 and "would write 1, merged 1, skipped 2" in out and "nothing was written" in out
+    )
+    assert run.files() == {}
+    result = run.json("import", "claude-mem", str(db))
+    assert result["counts"]["write"] == 1 and result["counts"]["skipped_credential"] == 1
+    assert AWS not in json.dumps(result)
+    written = run.files()
+    (name,) = [n for n in written if n != "MEMORY.md"]
+    assert b"source: claude-mem" in written[name] and b"source_id: observation:1" in written[name]
+    assert AWS.encode() not in b"".join(written.values())
+    again = run.json("import", "claude-mem", str(db))
+    assert again["counts"].get("write", 0) == 0 and run.files() == written
+    code, out, _ = run("import", "--undo")
+    assert code == 0 and "removed 2 file(s)" in out  # the memory and the MEMORY.md it created
+    assert run.files() == {}
+
+
+def test_every_fixture_imports_and_is_listed_in_the_runs(run: Run) -> None:
+    for source, path in [
+        ("gemini", "gemini/GEMINI.md"),
+        ("mcp-memory", "mcp-memory/memory-graph.jsonl"),
+        ("mem0", "mem0/get_all_v2.json"),
+        ("basic-memory", "basic-memory"),
+        ("codex", "codex"),
+        ("claude-code", "claude-code"),
+    ]:
+        result = run.json("import", source, str(FIXTURES / path))
+        assert result["counts"]["write"] >= 1, source
+    runs = run.json("import", "--runs")["runs"]
+    assert [r["source"] for r in runs][:2] == ["claude-code", "codex"]
+    index = (run.mem / "MEMORY.md").read_text()
+    assert all(f"({p.name})" in index for p in run.mem.glob("*.md") if p.name != "MEMORY.md")
+
+
+@pytest.mark.parametrize(
+    ("source", "content", "message"),
+    [
+        ("mem0", "[" * 200_000 + "]" * 200_000, "nests deeper than"),
+        ("claude-mem", "SQLite format 3\x00 but not really", "not an SQLite database"),
+        ("gemini", "no memories here", "no '## Gemini Added Memories' section"),
+    ],
+)
+def test_hostile_input_is_one_line_on_stderr_and_nothing_written(
+    run: Run, tmp_path: Path, source: str, content: str, message: str
+) -> None:
+    run.mem.mkdir()
+    (run.mem / "keep.md").write_text("---\nname: Keep\ndescription: d\ntype: user\n---\nbody\n")
+    before = run.files()
+    path = tmp_path / "input"
+    path.write_text(content)
+    code, out, err = run("import", source, str(path))
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and message in err and "Traceback" not in err
+    assert run.files() == before
+
+
+def test_a_newer_claude_mem_schema_is_refused(run: Run, tmp_path: Path) -> None:
+    db = claude_mem_db(tmp_path / "c.db")
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        conn.execute("INSERT INTO schema_versions (version, applied_at) VALUES (999, 'x')")
+    code, _, err = run("import", "claude-mem", str(db))
+    assert code == 2 and "schema version 999 is newer" in err and run.files() == {}
+
+
+def test_no_source_and_no_undo_is_a_usage_error(run: Run) -> None:
+    code, _, err = run("import")
+    assert code == 2 and "give a source" in err
