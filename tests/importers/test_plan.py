@@ -10,9 +10,10 @@ import pytest
 
 from memdir.consolidate.snapshot import Snapshots
 from memdir.errors import ConflictError
-from memdir.importers import apply_plan, plan_import, undo_import
+from memdir.importers.apply import apply_plan, undo_import
 from memdir.importers.base import Item
 from memdir.importers.facts import fact_item
+from memdir.importers.plan import plan_import
 from memdir.model import MemoryType
 from memdir.store import MemoryStore
 

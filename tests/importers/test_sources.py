@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from memdir.errors import ImportSourceError
-from memdir.importers import get_source
 from memdir.importers.base import MAX_JSON_DEPTH
+from memdir.importers.service import get_source
 from memdir.model import MemoryType
 from tests.importers.conftest import FIXTURES
 

@@ -20,7 +20,7 @@ MAX_TEXT_LINES = 40  # per verdict kind in text mode; JSON mode lists every item
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from memdir.importers.service import SOURCE_NAMES
+    from memdir.importers.names import SOURCE_NAMES
 
     p = sub.add_parser(
         "import",

@@ -22,6 +22,7 @@ exact text), so 10,000 items cost about as many comparisons, not 10,000².
 from __future__ import annotations
 
 import datetime as dt
+import os
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -39,6 +40,7 @@ from memdir.team.secrets import labels, redact, scan
 Action = Literal["write", "merge", "skip"]
 RULE_REASONS = ("git history", "ephemeral task state", "code structure")
 CANDIDATE_WORDS = 8  # the rarest words of an item that propose memories to compare it with
+MAX_POSTING = 64  # a word in more memories than this proposes none (it is not a subject)
 
 
 @dataclass(slots=True)
@@ -134,7 +136,8 @@ class _Namer:
     def __call__(self, name: str) -> str:
         stem = slugify(name)
         rel, n = f"{stem}.md", 1
-        while rel.casefold() in self.used or self.store.path_of(rel).exists():
+        # A slug has no separator or "..": joining it to the root cannot leave it.
+        while rel.casefold() in self.used or os.path.lexists(self.store.root / rel):
             n += 1
             rel = f"{stem}_{n}.md"
         self.used.add(rel.casefold())
@@ -247,7 +250,8 @@ class _CandidateIndex:
 
     def _rare(self, doc: Doc) -> list[str]:
         df = self.comparer.df
-        return sorted(doc.words, key=lambda w: (df.get(w, 0), w))[:CANDIDATE_WORDS]
+        rare = [w for w in doc.words if df.get(w, 0) <= MAX_POSTING]
+        return sorted(rare, key=lambda w: (df.get(w, 0), w))[:CANDIDATE_WORDS]
 
     def add(self, doc: Doc, rel: str) -> None:
         self.rel_of[doc.rel] = rel

@@ -16,21 +16,9 @@ from memdir.consolidate.snapshot import Snapshots
 from memdir.errors import ImportSourceError
 from memdir.importers.apply import ApplyResult, apply_plan
 from memdir.importers.base import Source
+from memdir.importers.names import BUNDLE, SOURCE_NAMES, SOURCES
 from memdir.importers.plan import ImportPlan, plan_import
 from memdir.store import MemoryStore
-
-# source word -> (module, class); imported only for the source asked for.
-SOURCES: dict[str, tuple[str, str]] = {
-    "claude-code": ("claude_code", "ClaudeCodeSource"),
-    "codex": ("codex", "CodexSource"),
-    "gemini": ("gemini", "GeminiSource"),
-    "claude-mem": ("claude_mem", "ClaudeMemSource"),
-    "mem0": ("mem0", "Mem0Source"),
-    "mcp-memory": ("mcp_memory", "McpMemorySource"),
-    "basic-memory": ("basic_memory", "BasicMemorySource"),
-}
-BUNDLE = "bundle"
-SOURCE_NAMES: tuple[str, ...] = (*SOURCES, BUNDLE)
 
 
 def get_source(name: str) -> Source:
