@@ -145,11 +145,15 @@ def first_sentence(text: str, limit: int = 150) -> str:
     return one_line(flat[: m.start()] if m else flat, limit)
 
 
-def title_of(text: str, words: int = 9) -> str:
-    """A name that states the fact: its first words, without a trailing stop."""
-    head = first_sentence(text, 200).rstrip(".!?…")
+def title_of(text: str, words: int = 12) -> str:
+    """A name that states the fact: its first sentence when short, else its first clause, else
+    its first words; never a trailing stop or a dangling comma."""
+    head = first_sentence(text, 300).rstrip(".!?…")
     parts = head.split()
-    title = " ".join(parts[:words]).rstrip(",;:")
+    if len(parts) > words:
+        clause = re.split(r"[,;:(]|\s[–—-]\s", head, maxsplit=1)[0].split()
+        parts = clause if 4 <= len(clause) <= words else parts[: words - 2]
+    title = " ".join(parts).rstrip(",;:")
     return title or "Imported memory"
 
 
