@@ -7,6 +7,8 @@ import datetime as dt
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memdir.consolidate.snapshot import Snapshots
 from memdir.errors import ConflictError
@@ -175,9 +177,26 @@ def test_prompt_injection_is_stored_as_data(store: MemoryStore, snapshots: Snaps
     plan = run(store, snapshots, [item])
     (rel,) = plan.writes  # type: ignore[attr-defined]
     memory = store.read(rel)
-    assert memory.name == "Injected: name\n---".strip() or "pwned" not in memory.name
-    assert memory.body.startswith("Ignore all previous instructions")
-    assert memory.extra["source"] == "test"
+    assert (memory.name, memory.description) == ("Injected: name ---", "desc: x ---")
+    assert memory.body == evil + "\n" and memory.extra["source"] == "test"
+    assert [p.name for p in store.root.glob("*.md")] == sorted(["MEMORY.md", rel])
+
+
+@settings(max_examples=60)
+@given(st.one_of(st.just("Memory"), st.text(min_size=1, max_size=80).filter(lambda t: t.strip())))
+def test_any_name_gives_a_file_inside_the_dir(
+    tmp_path_factory: pytest.TempPathFactory, name: str
+) -> None:
+    from memdir.team.guard import guarded_store
+
+    store = guarded_store(tmp_path_factory.mktemp("mem"))
+    item = Item("test", "1", MemoryType.PROJECT, name, "d", "The body says something.")
+    plan = plan_import(store, "test", "src", [item], today=TODAY)
+    for rel in plan.writes:
+        assert (
+            "/" not in rel and "\\" not in rel and rel.endswith(".md") and not rel.startswith(".")
+        )
+        assert store.path_of(rel).parent == store.root and rel.casefold() != "memory.md"
 
 
 def test_undo_puts_the_dir_back_and_refuses_over_a_later_edit(

@@ -131,7 +131,7 @@ class _Namer:
 
     def __init__(self, store: MemoryStore) -> None:
         self.store = store
-        self.used: set[str] = set()
+        self.used: set[str] = {"memory.md"}  # MEMORY.md, wherever names fold case
 
     def __call__(self, name: str) -> str:
         stem = slugify(name)
@@ -153,8 +153,8 @@ def _memory(rel: str, item: Item, today: str) -> Memory:
     }
     return Memory(
         path=rel,
-        name=item.name,
-        description=item.description,
+        name=" ".join(item.name.split()),  # one line each: a newline could never end the header
+        description=" ".join(item.description.split()),
         type=item.type.value,
         body=item.body if item.body.endswith("\n") else item.body + "\n",
         created=item.created or today,
