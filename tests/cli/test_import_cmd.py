@@ -144,3 +144,48 @@ def test_a_newer_claude_mem_schema_is_refused(run: Run, tmp_path: Path) -> None:
 def test_no_source_and_no_undo_is_a_usage_error(run: Run) -> None:
     code, _, err = run("import")
     assert code == 2 and "give a source" in err
+
+
+def test_records_with_nul_or_lone_surrogates_are_skipped_and_printed_safely(
+    run: Run, tmp_path: Path
+) -> None:
+    export = tmp_path / "mem0.json"
+    export.write_text(
+        '[{"id": "a", "memory": "Prefers tabs \\u0000 over spaces"},'
+        ' {"id": "b", "memory": "Likes \\udc80 emoji"},'
+        ' {"id": "c", "memory": "Prefers dark mode in every editor"}]'
+    )
+    for fmt in ("--text", "--json"):
+        code, out, err = run("import", "mem0", str(export), "--dry-run", fmt=fmt)
+        assert code == 0 and err == ""
+        assert "NUL" in out and "surrogate" in out
+    result = run.json("import", "mem0", str(export))
+    assert result["counts"]["write"] == 1 and result["counts"]["skipped_invalid"] == 2
+
+
+def test_bundle_restore_is_undoable(
+    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+    import types
+
+    calls: list[tuple[Path, Path, bool]] = []
+
+    def restore_bundle(archive: Path, memory_dir: Path, dry_run: bool) -> dict[str, int]:
+        calls.append((archive, memory_dir, dry_run))
+        if not dry_run:
+            memory_dir.mkdir(parents=True, exist_ok=True)
+            (memory_dir / "restored.md").write_text("---\nname: R\ndescription: d\n---\nbody\n")
+        return {"files": 1}
+
+    fake = types.ModuleType("memdir.bundle")
+    fake.restore_bundle = restore_bundle  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "memdir.bundle", fake)
+    archive = tmp_path / "export.tar"
+    archive.write_bytes(b"x")
+    assert run.json("import", "bundle", str(archive), "--dry-run")["snapshot"] is None
+    assert run.files() == {}
+    result = run.json("import", "bundle", str(archive))
+    assert "restored.md" in run.files() and calls[-1] == (archive, run.mem, False)
+    run.json("import", "--undo", result["snapshot"])
+    assert "restored.md" not in run.files()
