@@ -189,3 +189,8 @@ def test_bundle_restore_is_undoable(
     assert "restored.md" in run.files() and calls[-1] == (archive, run.mem, False)
     run.json("import", "--undo", result["snapshot"])
     assert "restored.md" not in run.files()
+
+
+def test_undo_with_nothing_imported_says_so(run: Run) -> None:
+    code, _, err = run("import", "--undo")
+    assert code == 2 and "no import to undo" in err

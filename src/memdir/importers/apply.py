@@ -26,7 +26,7 @@ from typing import Any
 from memdir import frontmatter, index
 from memdir.atomic import atomic_write, deferred_sync
 from memdir.consolidate.snapshot import Snapshots, UndoResult
-from memdir.errors import SecretFoundError
+from memdir.errors import MemoryNotFoundError, SecretFoundError
 from memdir.importers.plan import ImportPlan
 from memdir.recovery import WriteIntent
 from memdir.store import MemoryStore
@@ -122,6 +122,11 @@ def undo_import(
     snapshots: Snapshots, snapshot_id: str | None = None, *, force: bool = False
 ) -> UndoResult:
     """Put the memory dir back as it was before an import (the last one by default)."""
+    try:
+        snapshots.get(snapshot_id)
+    except MemoryNotFoundError:
+        what = f"import {snapshot_id}" if snapshot_id else "import to undo"
+        raise MemoryNotFoundError(f"no {what} (see memdir import --runs)") from None
     return snapshots.undo(snapshot_id, force=force)
 
 
