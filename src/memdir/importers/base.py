@@ -151,7 +151,7 @@ def title_of(text: str, words: int = 12) -> str:
     head = first_sentence(text, 300).rstrip(".!?…")
     parts = head.split()
     if len(parts) > words:
-        clause = re.split(r"[,;:(]|\s[–—-]\s", head, maxsplit=1)[0].split()
+        clause = re.split(r"[,;:]\s|\s\(|\s[–—-]\s", head, maxsplit=1)[0].split()
         parts = clause if 4 <= len(clause) <= words else parts[: words - 2]
     title = " ".join(parts).rstrip(",;:")
     return title or "Imported memory"

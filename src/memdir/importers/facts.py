@@ -8,32 +8,50 @@ gives one, and always says where the fact came from, so every memory is traceabl
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from memdir.extract.form import how_to_apply
 from memdir.extract.rules import Candidate, infer_type
 from memdir.importers.base import Item, first_sentence, one_line, title_of
 from memdir.model import MemoryType
-from memdir.sameness import normalise
 
 _WHEN = {
-    MemoryType.USER: "Who the user is and how they work; pitch answers and choices to it",
-    MemoryType.FEEDBACK: "A standing instruction; follow it whenever the work it names comes up",
-    MemoryType.PROJECT: "A fact about the project; rely on it when work touches",
-    MemoryType.REFERENCE: "Where to look; use it when work needs",
+    MemoryType.USER: "Who the user is",
+    MemoryType.FEEDBACK: "A standing instruction",
+    MemoryType.PROJECT: "A fact about the project",
+    MemoryType.REFERENCE: "Where to look",
 }
 
 
 def describe(type_: MemoryType, name: str, fact: str) -> str:
-    """A description that says when the memory matters: the fact's first sentence when the name
-    does not already say all of it, else the type's "when" with the name."""
+    """A description that says when the memory matters: the fact's own first sentence (what a
+    recall reads to decide), else the type's "when" with the name."""
     sentence = first_sentence(fact, 150)
-    if normalise(sentence) and normalise(sentence) != normalise(name):
+    if sentence:
         return sentence
-    hook = _WHEN[type_]
-    if type_ in (MemoryType.PROJECT, MemoryType.REFERENCE):
-        return one_line(f"{hook} {name[0].lower() + name[1:]}", 150)
-    return one_line(f"{hook}: {sentence}", 150)
+    return one_line(f"{_WHEN[type_]}: {name}", 150)
+
+
+_STANDING = re.compile(
+    r"^(?:when|whenever|every time|each time|at the end of every|for all|for every|before|after)\b"
+    r"|^(?:the )?user (?:prefers|wants|likes|hates|dislikes|asks|expects)\b|\bI will\b",
+    re.IGNORECASE,
+)
+_ABOUT_USER = re.compile(
+    r"^(?:the )?user(?:'s)? (?:is|has|works|knows|runs|uses|lives|name)\b", re.I
+)
+
+
+def fact_type(text: str) -> MemoryType:
+    """Extraction's type cues, plus the forms other tools write facts in: a trigger ("When the
+    user says X, ...", "I will ...") or a stated preference is feedback; "The user is ..." is
+    about the user."""
+    if _STANDING.search(text):
+        return MemoryType.FEEDBACK
+    if _ABOUT_USER.match(text):
+        return MemoryType.USER
+    return infer_type(text)
 
 
 def fact_item(
@@ -50,7 +68,7 @@ def fact_item(
 ) -> Item:
     """An :class:`Item` for one fact; ``origin`` says where it was found (for **Why:**)."""
     text = " ".join(fact.split())
-    kind = type_ or infer_type(text)
+    kind = type_ or fact_type(text)
     title = name or title_of(text)
     candidate = Candidate("save", kind, text, why, "import", text, name=title)
     lines = [text if text.endswith((".", "!", "?")) else text + "."]

@@ -131,7 +131,8 @@ class McpMemorySource:
 
     def _item(self, entity: _Entity) -> Item:
         source_id = f"entity:{entity.name}"
-        name = one_line(f"{entity.name} ({entity.kind})", 100)
+        named = entity.kind.casefold() in entity.name.casefold()  # "Decision: Use Rust"
+        name = one_line(entity.name if named else f"{entity.name} ({entity.kind})", 100)
         if entity.kind.strip().lower() in _TASK:
             skip = f"ephemeral task state: a {entity.kind} entity (its status changes; not a fact)"
             return Item(self.name, source_id, MemoryType.PROJECT, name, "", "", skip=skip)

@@ -16,9 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from memdir.errors import ImportSourceError
-from memdir.extract.rules import infer_type
 from memdir.importers.base import Item, iso_date, load_json, read_text
-from memdir.importers.facts import fact_item
+from memdir.importers.facts import fact_item, fact_type
 from memdir.model import MemoryType
 
 _GONE = frozenset({"deleted", "archived", "paused"})
@@ -86,7 +85,7 @@ class Mem0Source:
             return Item(
                 self.name, source_id, MemoryType.PROJECT, source_id, "", "", skip=f"{state} in mem0"
             )
-        type_ = infer_type(text)
+        type_ = fact_type(text)
         if type_ is MemoryType.PROJECT and record.get("user_id") and not record.get("agent_id"):
             type_, text = MemoryType.USER, _about_user(text.strip())
         extra: dict[str, object] = {}
