@@ -229,9 +229,9 @@ def main(argv: list[str] | None = None) -> int:
             f"{cm['seconds']:.1f} s",
             cpu(cm["cpu"]),
             "≤ 30 s",
-            f"{c.get('write', 0):,} written, {c.get('merge', 0):,} merged, "
-            f"{c.get('skipped_duplicate', 0) + c.get('skipped_imported', 0):,} duplicate, "
-            f"{c.get('skipped_rules', 0):,} rules, {c.get('skipped_credential', 0):,} credentials",
+            f"{c.get('write', 0):,} written, {c.get('merge', 0):,} duplicates merged, "
+            f"{c.get('skipped_rules', 0):,} not kept by the rules, "
+            f"{c.get('skipped_credential', 0):,} credentials refused",
         ],
         ["  duplicates written (sameness over the result)", str(cm["duplicates"]), "", "0", ""],
         [
