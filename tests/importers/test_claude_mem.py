@@ -99,3 +99,22 @@ def test_a_row_of_megabytes_is_skipped_without_loading_it_whole(tmp_path: Path) 
 
     assert text_problem(huge.body) is not None
     assert small.skip is None
+
+
+def test_a_json_export_from_claude_mems_script_is_read_like_the_database() -> None:
+    from tests.importers.conftest import FIXTURES
+
+    items = read(FIXTURES / "claude-mem" / "export.json")
+    by_id = {i.source_id: i for i in items}
+    windows = by_id["observation:101"]
+    assert windows.skip is None and windows.name.startswith("Windows paths need forward slashes")
+    assert "- Forward slashes work in both cmd and PowerShell" in windows.body
+    assert by_id["observation:102"].skip.startswith("git history")  # type: ignore[union-attr]
+    assert by_id["summary:55"].fact.startswith("Hook commands on Windows")
+
+
+def test_a_json_file_that_is_not_an_export_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "x.json"
+    path.write_text('{"memories": []}')
+    with pytest.raises(ImportSourceError, match="not a claude-mem export"):
+        read(path)

@@ -1,5 +1,5 @@
 """``memdir import claude-mem [DB]``: claude-mem's SQLite database
-(``~/.claude-mem/claude-mem.db``).
+(``~/.claude-mem/claude-mem.db``), or a JSON file from its export script (``*.json``).
 
 Read from the schema claude-mem's own migrations build (``SessionStore``): a ``schema_versions``
 table (highest version :data:`KNOWN_VERSION` as of claude-mem 13.15), ``observations`` and
@@ -21,13 +21,23 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 from memdir.errors import ImportSourceError
 from memdir.extract.form import how_to_apply
 from memdir.extract.rules import Candidate
-from memdir.importers.base import MAX_ITEM_CHARS, Item, first_sentence, iso_date, one_line, title_of
+from memdir.importers.base import (
+    MAX_ITEM_CHARS,
+    Item,
+    first_sentence,
+    iso_date,
+    load_json,
+    one_line,
+    read_text,
+    title_of,
+)
 from memdir.importers.facts import describe, fact_item
 from memdir.model import MemoryType
 
@@ -81,17 +91,23 @@ def check_schema(conn: sqlite3.Connection, path: Path) -> int:
     return version
 
 
-def _select(conn: sqlite3.Connection, table: str, wanted: tuple[str, ...]) -> Iterator[sqlite3.Row]:
+Row = Mapping[str, Any]
+
+
+def _select(conn: sqlite3.Connection, table: str, wanted: tuple[str, ...]) -> Iterator[Row]:
     cols = _columns(conn, table)
     parts = [f"substr({c}, 1, {_CAP}) AS {c}" if c in cols else f"NULL AS {c}" for c in wanted]
     conn.row_factory = sqlite3.Row
     try:
-        yield from conn.execute(f"SELECT id, {', '.join(parts)} FROM {table} ORDER BY id")
+        for row in conn.execute(f"SELECT id, {', '.join(parts)} FROM {table} ORDER BY id"):
+            yield dict(row)
     except sqlite3.DatabaseError as exc:
         raise ImportSourceError(f"cannot read claude-mem {table}: {exc}") from None
 
 
 def _list(value: object) -> list[str]:
+    if isinstance(value, list):  # an export holds the JSON array itself
+        value = json.dumps(value)
     if not isinstance(value, str) or not value.strip():
         return []
     try:
@@ -114,29 +130,50 @@ class ClaudeMemSource:
         return home / ".claude-mem" / "claude-mem.db"
 
     def read(self, path: Path) -> Iterator[Item]:
+        if path.suffix.lower() == ".json":
+            yield from self._read_export(path)
+            return
         conn = _connect(path)
         with contextlib.closing(conn):
-            version = check_schema(conn, path)
+            check_schema(conn, path)
             tables = {
                 r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
             }
             wanted = (*_TEXT_COLUMNS, "type", "project", "created_at", "created_at_epoch")
             rows = list(_select(conn, "observations", wanted))
             for row in rows:
-                yield self._observation(row, version)
+                yield self._observation(row)
             if "session_summaries" in tables:
                 fields = ("request", "learned", "completed", "next_steps", "notes", "project")
                 for row in list(_select(conn, "session_summaries", (*fields, "created_at"))):
                     yield self._summary(row)
 
-    def _observation(self, row: sqlite3.Row, version: int) -> Item:
-        source_id = f"observation:{row['id']}"
-        kind = str(row["type"] or "").strip().lower()
-        title = " ".join(str(row["title"] or "").split())
-        narrative = str(row["narrative"] or row["text"] or "").strip()
-        facts = _list(row["facts"])
-        created = iso_date(row["created_at"]) or iso_date(row["created_at_epoch"])
-        extra = {"source_type": kind or None, "source_project": row["project"]}
+    def _read_export(self, path: Path) -> Iterator[Item]:
+        """A JSON file from claude-mem's ``scripts/export-memories.ts``: ``observations`` and
+        ``summaries`` lists of the database's own rows."""
+        data = load_json(read_text(path, "claude-mem export"), path)
+        if not isinstance(data, dict) or not isinstance(data.get("observations"), list):
+            raise ImportSourceError(f"{path} is not a claude-mem export (no 'observations' list)")
+        for kind, rows in (
+            ("observation", data["observations"]),
+            ("summary", data.get("summaries")),
+        ):
+            for n, row in enumerate(rows if isinstance(rows, list) else [], 1):
+                if not isinstance(row, dict) or not isinstance(row.get("id"), int | str):
+                    sid = f"{kind}:#{n}"
+                    yield Item(self.name, sid, MemoryType.PROJECT, sid, "", "", skip="not a record")
+                    continue
+                capped = {k: v[:_CAP] if isinstance(v, str) else v for k, v in row.items()}
+                yield self._observation(capped) if kind == "observation" else self._summary(capped)
+
+    def _observation(self, row: Row) -> Item:
+        source_id = f"observation:{row.get('id')}"
+        kind = str(row.get("type") or "").strip().lower()
+        title = " ".join(str(row.get("title") or "").split())
+        narrative = str(row.get("narrative") or row.get("text") or "").strip()
+        facts = _list(row.get("facts"))
+        created = iso_date(row.get("created_at")) or iso_date(row.get("created_at_epoch"))
+        extra = {"source_type": kind or None, "source_project": row.get("project")}
         if kind in _CHANGE_TYPES:
             skip = f"git history: a claude-mem '{kind}' record (the code and git log hold it)"
             return Item(
@@ -154,7 +191,7 @@ class ClaudeMemSource:
         why = "a decision recorded by claude-mem" if kind == "decision" else "learned in a session"
         body += ["", f"**Why:** {why} ({created or 'undated'}). Imported from claude-mem."]
         how = how_to_apply(Candidate("save", MemoryType.PROJECT, name, None, "import", statement))
-        subtitle = " ".join(str(row["subtitle"] or "").split())
+        subtitle = " ".join(str(row.get("subtitle") or "").split())
         return Item(
             source=self.name,
             source_id=source_id,
@@ -169,16 +206,16 @@ class ClaudeMemSource:
             extra={k: v for k, v in extra.items() if v},
         )
 
-    def _summary(self, row: sqlite3.Row) -> Item:
-        source_id = f"summary:{row['id']}"
-        learned = " ".join(str(row["learned"] or "").split())
-        created = iso_date(row["created_at"])
+    def _summary(self, row: Row) -> Item:
+        source_id = f"summary:{row.get('id')}"
+        learned = " ".join(str(row.get("learned") or "").split())
+        created = iso_date(row.get("created_at"))
         if not learned:
             skip = "ephemeral task state: a session summary (request, completed, next steps)"
             return Item(self.name, source_id, MemoryType.PROJECT, source_id, "", "", skip=skip)
         extra: dict[str, object] = {"source_type": "session-summary"}
-        if row["project"]:
-            extra["source_project"] = str(row["project"])
+        if row.get("project"):
+            extra["source_project"] = str(row.get("project"))
         return fact_item(
             self.name,
             source_id,
