@@ -194,3 +194,9 @@ def test_bundle_restore_is_undoable(
 def test_undo_with_nothing_imported_says_so(run: Run) -> None:
     code, _, err = run("import", "--undo")
     assert code == 2 and "no import to undo" in err
+
+
+@pytest.mark.parametrize("source", ["mem0", "mcp-memory", "bundle"])
+def test_sources_without_a_usual_place_need_a_path(run: Run, source: str) -> None:
+    code, _, err = run("import", source)
+    assert code == 2 and "needs the file's path" in err

@@ -57,6 +57,10 @@ def cmd_import(ctx: CliContext) -> int:
         return _runs(ctx, snapshots)
     if args.undo is not None:
         return _undo(ctx, snapshots)
+    from memdir.importers.names import REQUIRES_PATH
+
+    if args.path is None and args.source in REQUIRES_PATH:
+        raise ConfigError(f"memdir import {args.source} needs the file's path")
     if args.source == "bundle":
         return _bundle(ctx, store, snapshots)
     from memdir.importers.service import run_import
@@ -150,9 +154,8 @@ def _runs(ctx: CliContext, snapshots: Any) -> int:
 def _bundle(ctx: CliContext, store: Any, snapshots: Any) -> int:
     from memdir.importers.service import run_bundle
 
-    if ctx.args.path is None:
-        raise ConfigError("memdir import bundle needs the archive's path")
-    archive = ctx.args.path if ctx.args.path.is_absolute() else ctx.cwd / ctx.args.path
+    path: Path = ctx.args.path
+    archive = path if path.is_absolute() else ctx.cwd / path
     payload = run_bundle(store, archive, snapshots, dry_run=ctx.args.dry_run)
     text = (
         f"restored {archive}"

@@ -14,3 +14,5 @@ SOURCES: dict[str, tuple[str, str]] = {
 }
 BUNDLE = "bundle"
 SOURCE_NAMES: tuple[str, ...] = (*SOURCES, BUNDLE)
+# Sources with no usual place on disk: their file must be named.
+REQUIRES_PATH = frozenset({"mem0", "mcp-memory", BUNDLE})
