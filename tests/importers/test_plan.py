@@ -231,3 +231,25 @@ def test_the_index_is_written_once_with_every_entry(
     assert writes == [store.root / "MEMORY.md"]
     index = (store.root / "MEMORY.md").read_text()
     assert all(f"]({rel})" in index for rel in plan.writes)  # type: ignore[attr-defined]
+
+
+def test_a_large_import_indexes_chunk_by_chunk(
+    store: MemoryStore, snapshots: Snapshots, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memdir.importers import apply as apply_module
+
+    writes: list[Path] = []
+    real = apply_module.atomic_write
+    monkeypatch.setattr(apply_module, "CHUNK", 10)
+    monkeypatch.setattr(
+        apply_module, "atomic_write", lambda p, d, **k: (writes.append(p), real(p, d, **k))
+    )
+    items = [
+        fact(str(n), f"Worker {n} drains queue q{n} every {n + 2} minutes.") for n in range(25)
+    ]
+    plan = run(store, snapshots, items)
+    assert len(plan.writes) == 25 and writes == [store.root / "MEMORY.md"] * 3  # type: ignore[attr-defined]
+    (report,) = store.check_index()
+    assert not (report.dead_links or report.unindexed or report.duplicates)
+    index = (store.root / "MEMORY.md").read_text()
+    assert all(f"]({rel})" in index for rel in plan.writes)  # type: ignore[attr-defined]

@@ -9,8 +9,10 @@ Invariants:
 * Each memory is one atomic, locked, guarded write through :class:`~memdir.store.MemoryStore`,
   created only if its name is still free. Their fsyncs are deferred to one ``os.sync`` at the end
   (:func:`memdir.atomic.deferred_sync`; 20,000 fsyncs would cost minutes): a killed import leaves
-  every file whole, and the snapshot undoes the lot. The index is written once, at the end,
-  with every new entry (one rewrite per memory would rewrite a growing file 10,000 times).
+  every file whole, and the snapshot undoes the lot. The index is written once per 1,000
+  files (one rewrite per memory would rewrite a growing file 10,000 times), inside the same
+  write-intent marker as those files, so a killed import leaves no file without its entry once
+  the next locked write has repaired the marked chunk.
 * Nothing half-written: if any write fails (a guard refuses, the disk fills, a name was taken
   meanwhile), the snapshot is restored before the error propagates.
 """
@@ -72,6 +74,15 @@ def _refuse_credentials(rel: str, text: str) -> None:
         raise SecretFoundError(found, path=rel)
 
 
+CHUNK = 1000  # files per write-intent marker (and per index update): a killed import's index
+# then lacks at most the chunk the marker names, which the next locked write re-derives
+
+
+def _entry(plan: ImportPlan, rel: str) -> list[tuple[str, str, str]]:
+    memory = plan.writes[rel]
+    return [(rel, memory.name, memory.description)]
+
+
 def add_entries(root: Path, entries: list[tuple[str, str, str]]) -> None:
     """Add (or replace) the index lines of ``(rel, title, description)`` in one write per index."""
     by_index: dict[str, dict[str, str]] = {}
@@ -104,12 +115,14 @@ def apply_plan(store: MemoryStore, plan: ImportPlan, snapshots: Snapshots) -> Ap
     snap.touch([index.ENTRYPOINT_NAME, *rels])
     batch = _BatchIndexStore(store)
     try:
-        with batch.lock(), WriteIntent(store.root).covering(rels, batch._resync), deferred_sync():
-            for rel, memory in plan.writes.items():
-                batch.write_text(rel, frontmatter.dump_memory(memory), create_only=True)
-            add_entries(
-                store.root, [(rel, m.name, m.description) for rel, m in plan.writes.items()]
-            )
+        with batch.lock(), deferred_sync():
+            for start in range(0, len(rels), CHUNK):
+                chunk = rels[start : start + CHUNK]
+                with WriteIntent(store.root).covering(chunk, batch._resync):
+                    for rel in chunk:
+                        memory = plan.writes[rel]
+                        batch.write_text(rel, frontmatter.dump_memory(memory), create_only=True)
+                    add_entries(store.root, [e for r in chunk for e in _entry(plan, r)])
         snap.finish(store.root)
     except BaseException:
         snap.finish(store.root)
