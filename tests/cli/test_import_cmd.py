@@ -200,3 +200,41 @@ def test_undo_with_nothing_imported_says_so(run: Run) -> None:
 def test_sources_without_a_usual_place_need_a_path(run: Run, source: str) -> None:
     code, _, err = run("import", source)
     assert code == 2 and "needs the file's path" in err
+
+
+def test_an_import_killed_midway_is_undone_whole(run: Run, tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    run.mem.mkdir()
+    (run.mem / "keep.md").write_text("---\nname: Keep\ndescription: d\ntype: user\n---\nbody\n")
+    before = run.files()
+    export = tmp_path / "mem0.json"
+    records = [
+        {"id": f"r{n}", "memory": f"Worker w{n}x drains queue q{n}z every {n} minutes"}
+        for n in range(3000)
+    ]
+    export.write_text(json.dumps(records))
+    env = {**os.environ, "HOME": str(run.home), "MEMDIR_HOME": str(run.home / ".memdir")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memdir", "--dir", str(run.mem), "import", "mem0", str(export)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 120
+    while (
+        len(list(run.mem.glob("*.md"))) < 30 and proc.poll() is None and time.monotonic() < deadline
+    ):
+        time.sleep(0.01)
+    if proc.poll() is not None:
+        pytest.skip("the import finished before it could be killed")
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert len(run.files()) > len(before)  # it was killed with files written
+    code, _, err = run("import", "--undo", "--force")
+    assert code == 0, err
+    assert run.files() == before
