@@ -429,6 +429,7 @@ def test_a_restore_cut_short_leaves_whole_files_and_a_rerun_finishes(
     memdir_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from memdir import atomic
+    from memdir import bundle as bundle_module
 
     export_bundle(memdir_dir, tmp_path / "b.tar.gz", now=NOW)
     real_write = atomic.atomic_write
@@ -440,13 +441,13 @@ def test_a_restore_cut_short_leaves_whole_files_and_a_rerun_finishes(
             raise OSError(28, "No space left on device")
         real_write(path, data, **kw)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(atomic, "atomic_write", failing_write)
+    monkeypatch.setattr(bundle_module, "atomic_write", failing_write)
     with pytest.raises(OSError):
         restore_bundle(tmp_path / "b.tar.gz", tmp_path / "fresh", False)
     partial = tree(tmp_path / "fresh")
     assert len(partial) < len(FILES)  # the failed one at least is missing
     assert all(FILES[rel] == data for rel, (data, _) in partial.items())  # no torn file
-    monkeypatch.setattr(atomic, "atomic_write", real_write)
+    monkeypatch.setattr(bundle_module, "atomic_write", real_write)
     result = restore_bundle(tmp_path / "b.tar.gz", tmp_path / "fresh", False)
     assert len(result.skipped) == len(partial) and len(result.written) == len(FILES) - len(partial)
     assert tree(tmp_path / "fresh") == tree(memdir_dir)

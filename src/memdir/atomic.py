@@ -7,6 +7,10 @@ the old file intact plus a stray ``.<name>.<pid>-<random>.tmp`` that no scan pic
 ``*.md``); :mod:`memdir.recovery` removes such leftovers once their writer is gone. The temp name
 is shortened when needed, so any name the filesystem accepts can be written.
 
+Bulk writers (an import of 10,000 memories) may wrap their writes in :func:`deferred_sync`:
+each write still renames atomically, but the two fsyncs per file wait for one ``os.sync`` at the
+end of the block.
+
 Directories are created 0700, every missing level of them; a write that fails removes the
 directories it created, so nothing empty is left behind.
 
@@ -26,6 +30,7 @@ import secrets
 import threading
 import time
 from collections.abc import Iterator
+from contextvars import ContextVar
 from pathlib import Path
 from types import TracebackType
 from typing import ClassVar
@@ -38,6 +43,7 @@ FILE_MODE = 0o600
 DIR_MODE = 0o700
 NAME_MAX = 255  # bytes per path component on every filesystem memdir targets
 TEMP_SUFFIX = ".tmp"
+_deferred: ContextVar[set[Path] | None] = ContextVar("memdir_deferred_sync", default=None)
 _TEMP_NAME = re.compile(r"^\..*\.(?:(?P<pid>\d+)-[0-9a-f]{8}|[0-9a-f]{12})\.tmp$", re.DOTALL)
 
 
@@ -82,8 +88,33 @@ def ensure_dir(path: Path) -> Path:
     return path
 
 
+@contextlib.contextmanager
+def deferred_sync() -> Iterator[None]:
+    """Inside the block, :func:`atomic_write` and :func:`fsync_dir` skip their fsyncs; at its end
+    one ``os.sync`` makes every write durable at once (then each directory touched is fsynced).
+
+    Readers still never see a torn file and a killed process still leaves each file old or new:
+    only durability waits. A power loss inside the block can lose files written in it, so use it
+    for writes that are undone as one (an import, behind its snapshot), never for a lone save.
+    """
+    dirs: set[Path] = set()
+    token = _deferred.set(dirs)
+    try:
+        yield
+    finally:
+        _deferred.reset(token)
+        if hasattr(os, "sync"):
+            os.sync()
+        for directory in dirs:
+            fsync_dir(directory)
+
+
 def fsync_dir(path: Path) -> None:
     """Flush a directory entry so a rename inside it is durable (a no-op where unsupported)."""
+    pending = _deferred.get()
+    if pending is not None:
+        pending.add(path)
+        return
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     except OSError:
@@ -136,7 +167,8 @@ def atomic_write(
         with os.fdopen(fd, "wb") as fh:
             fh.write(payload)
             fh.flush()
-            os.fsync(fh.fileno())
+            if _deferred.get() is None:
+                os.fsync(fh.fileno())
         os.chmod(tmp, mode)
         if mtime is not None:
             os.utime(tmp, (mtime, mtime))

@@ -40,6 +40,8 @@ Callers catch by class, never by message text::
  ├── InstallError             a host config file cannot be merged (not a JSON object, ...)
  ├── BundleError              an export bundle that cannot be restored safely (hostile, corrupt,
  │                            a newer format) or an instructions section memdir cannot place
+ ├── ImportSourceError        ``memdir import`` cannot read its source (another schema, a newer
+ │                            version, JSON nested too deep): nothing was written
  └── CsrfError                a `memdir ui` form without this start's token (cross-site request)
 
 The value of a secret is never put in any exception message.
@@ -312,3 +314,7 @@ class CsrfError(MemdirError):
 class BundleError(MemdirError):
     """A bundle (``memdir export``) is corrupt, hostile or of a newer format; or an instructions
     file section (``memdir export agents-md``) cannot be placed safely. Nothing was written."""
+
+
+class ImportSourceError(MemdirError):
+    """An import source memdir cannot read safely; the import writes nothing."""

@@ -47,6 +47,7 @@ _GROUPS: dict[str, tuple[str, ...]] = {
     "ui_cmd": ("ui",),
     "status_cmd": ("status",),
     "export_cmd": ("export",),
+    "import_cmd": ("import",),
 }
 _GLOBAL_OPTIONS_WITH_VALUE = frozenset({"--dir", "--settings"})
 

@@ -1,0 +1,101 @@
+"""``memdir import basic-memory [DIR]``: basic-memory's Markdown notes (``~/basic-memory``).
+
+A note has YAML frontmatter (``title``, ``type``, ``permalink``, ``tags``) and a body whose
+``- [category] text #tag (context)`` lines are observations and ``- relation [[Target]]`` lines
+relations. Each note becomes one memory: the title names it, the first observation (or line)
+describes it, the body is kept as written, so its links stay readable. The observation
+categories decide the type: preferences, rules and conventions make a feedback memory; notes
+about a person a user memory; links and resources a reference; anything else a project memory.
+Files reached through symlinks, hidden files and anything that is not Markdown are not read.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+from memdir import frontmatter
+from memdir.errors import ImportSourceError, MemdirError
+from memdir.importers.base import MAX_ITEM_CHARS, Item, first_sentence, iso_date, one_line
+from memdir.importers.facts import describe
+from memdir.model import MemoryType
+
+_OBSERVATION = re.compile(r"^\s*[-*]\s+\[(?P<cat>[^\]]+)\]\s+(?P<text>.+)$")
+_CATEGORY_TYPES = {
+    MemoryType.FEEDBACK: {"preference", "rule", "convention", "feedback", "style", "guideline"},
+    MemoryType.USER: {"person", "user", "bio", "role", "me"},
+    MemoryType.REFERENCE: {"link", "reference", "resource", "doc", "docs", "url", "tool"},
+}
+
+
+def _type(categories: Counter[str], note_type: object) -> MemoryType:
+    if isinstance(note_type, str) and note_type.lower() in ("person", "user"):
+        return MemoryType.USER
+    votes: Counter[MemoryType] = Counter()
+    for cat, n in categories.items():
+        for type_, names in _CATEGORY_TYPES.items():
+            if cat in names:
+                votes[type_] += n
+    return votes.most_common(1)[0][0] if votes else MemoryType.PROJECT
+
+
+class BasicMemorySource:
+    name = "basic-memory"
+
+    def default_path(self, home: Path) -> Path:
+        return home / "basic-memory"
+
+    def read(self, path: Path) -> Iterator[Item]:
+        if not path.is_dir():
+            raise ImportSourceError(f"no basic-memory project directory at {path}")
+        for directory, subdirs, files in os.walk(path, followlinks=False):
+            subdirs[:] = sorted(d for d in subdirs if not d.startswith("."))
+            for name in sorted(files):
+                file = Path(directory) / name
+                if name.startswith(".") or not name.endswith(".md") or file.is_symlink():
+                    continue
+                yield self._item(file, file.relative_to(path).as_posix())
+
+    def _item(self, file: Path, rel: str) -> Item:
+        try:
+            if file.stat().st_size > MAX_ITEM_CHARS * 4:
+                raise MemdirError(f"{file.stat().st_size} bytes, too large for one memory")
+            parsed = frontmatter.parse(file.read_bytes().decode("utf-8"), source=file, lenient=True)
+        except (MemdirError, OSError, UnicodeDecodeError) as exc:
+            why = exc.reason if isinstance(exc, UnicodeDecodeError) else str(exc)
+            return Item(self.name, rel, MemoryType.PROJECT, rel, "", "", skip=f"unreadable: {why}")
+        meta, body = parsed.meta, parsed.body.strip("\n")
+        observations = [m for line in body.splitlines() if (m := _OBSERVATION.match(line))]
+        categories = Counter(m.group("cat").strip().lower() for m in observations)
+        title = " ".join(str(meta.get("title") or Path(rel).stem.replace("-", " ")).split())
+        lead = observations[0].group("text") if observations else _first_text(body)
+        type_ = _type(categories, meta.get("type"))
+        description = describe(type_, title, lead) if lead else one_line(title)
+        extra: dict[str, object] = {}
+        if isinstance(meta.get("permalink"), str):
+            extra["source_permalink"] = meta["permalink"]
+        tags = meta.get("tags")
+        if isinstance(tags, list) and all(isinstance(t, str) for t in tags) and tags:
+            extra["tags"] = tags[:10]
+        return Item(
+            source=self.name,
+            source_id=rel,
+            type=type_,
+            name=one_line(title, 100),
+            description=description,
+            body=(body or title) + "\n",
+            created=iso_date(meta.get("created") or meta.get("date")),
+            filter=False,
+            extra=extra,
+        )
+
+
+def _first_text(body: str) -> str:
+    for line in body.splitlines():
+        text = line.strip().lstrip("#-* ").strip()
+        if text:
+            return first_sentence(text)
+    return ""

@@ -1,0 +1,56 @@
+"""``memdir import codex [DIR]``: Codex's memories (``~/.codex/memories/``).
+
+Codex consolidates what it learns into ``MEMORY.md`` (bullets under headings); notes a user or
+tool adds live under ``extensions/ad_hoc/notes/*.md``. Both are imported: each bullet, and each
+note, is one fact. ``raw_memories.md`` and ``rollout_summaries/`` are Codex's unconsolidated
+input (what happened in each session) and are counted as skipped: the facts worth keeping from
+them are already in ``MEMORY.md``; ``memory_summary.md`` is a digest of ``MEMORY.md`` itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from memdir.errors import ImportSourceError
+from memdir.importers.base import Item, read_text
+from memdir.importers.facts import fact_item
+from memdir.importers.markdown_facts import bullets
+from memdir.model import MemoryType
+from memdir.sameness import normalise
+
+NOTES = Path("extensions") / "ad_hoc" / "notes"
+_SESSION_INPUT = "ephemeral task state: Codex's per-session input, consolidated into MEMORY.md"
+
+
+class CodexSource:
+    name = "codex"
+
+    def default_path(self, home: Path) -> Path:
+        return home / ".codex" / "memories"
+
+    def read(self, path: Path) -> Iterator[Item]:
+        if not path.is_dir():
+            raise ImportSourceError(f"no Codex memories directory at {path}")
+        found = False
+        memory = path / "MEMORY.md"
+        if memory.is_file():
+            found = True
+            for heading, fact in bullets(read_text(memory, "Codex MEMORY.md")):
+                origin = f"Codex memories (MEMORY.md{', ' + heading if heading else ''})"
+                yield fact_item(self.name, f"MEMORY.md:{normalise(fact)[:80]}", fact, origin=origin)
+        notes = path / NOTES
+        for note in sorted(notes.glob("*.md")) if notes.is_dir() else []:
+            if note.is_symlink() or not note.is_file():
+                continue
+            found = True
+            text = read_text(note, "Codex note").strip()
+            yield fact_item(
+                self.name, f"notes/{note.name}", text, origin=f"a Codex note ({note.name})"
+            )
+        for extra in ("raw_memories.md", "rollout_summaries"):
+            if (path / extra).exists():
+                found = True
+                yield Item(self.name, extra, MemoryType.PROJECT, extra, "", "", skip=_SESSION_INPUT)
+        if not found:
+            raise ImportSourceError(f"{path} holds no Codex memories (no MEMORY.md or notes)")

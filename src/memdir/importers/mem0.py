@@ -1,0 +1,107 @@
+"""``memdir import mem0 EXPORT.json``: a mem0 / OpenMemory export.
+
+Accepted shapes (all are what mem0's APIs and OpenMemory's export write): a list of memory
+records, or an object holding one under ``results`` or ``memories``. A record's text is its
+``memory`` (mem0) or ``content`` (OpenMemory); ``id``, ``created_at``, ``user_id``,
+``agent_id``, ``categories`` and ``state`` are read when present. Deleted or archived records are
+skipped. mem0 stores facts about the user it was given (``user_id``), so a plain fact with a
+user and no agent is a user memory ("Prefers window seats" → "User prefers window seats").
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from memdir.errors import ImportSourceError
+from memdir.importers.base import Item, iso_date, load_json, read_text
+from memdir.importers.facts import fact_item, fact_type
+from memdir.model import MemoryType
+
+_GONE = frozenset({"deleted", "archived", "paused"})
+_BARE_VERBS = frozenset(
+    """is has had likes loves dislikes hates prefers wants needs works lives uses enjoys plans
+    name speaks owns lead leads manages""".split()  # noqa: SIM905
+)
+
+
+def records(data: Any, path: Path) -> list[Any]:
+    if isinstance(data, dict):
+        for key in ("results", "memories"):
+            if isinstance(data.get(key), list):
+                return list(data[key])
+        raise ImportSourceError(f"{path}: not a mem0 export (no 'results' or 'memories' list)")
+    if isinstance(data, list):
+        return data
+    raise ImportSourceError(f"{path}: not a mem0 export (a JSON list or object expected)")
+
+
+def _about_user(text: str) -> str:
+    first, _, rest = text.partition(" ")
+    if first.lower() in _BARE_VERBS:
+        return f"User {first.lower()} {rest}".strip()
+    return text
+
+
+class Mem0Source:
+    name = "mem0"
+
+    def default_path(self, home: Path) -> Path:
+        return Path("mem0-export.json")
+
+    def read(self, path: Path) -> Iterator[Item]:
+        data = load_json(read_text(path, "mem0 export"), path)
+        for n, record in enumerate(records(data, path), 1):
+            yield self._item(n, record)
+
+    def _item(self, n: int, record: Any) -> Item:
+        if not isinstance(record, dict):
+            return Item(
+                self.name,
+                f"record:{n}",
+                MemoryType.PROJECT,
+                f"record {n}",
+                "",
+                "",
+                skip="not a memory record",
+            )
+        text = record.get("memory", record.get("content", record.get("text")))
+        raw_id = record.get("id")
+        source_id = str(raw_id) if isinstance(raw_id, str | int) and str(raw_id) else ""
+        if not isinstance(text, str) or not text.strip():
+            sid = source_id or f"record:{n}"
+            return Item(
+                self.name, sid, MemoryType.PROJECT, sid, "", "", skip="a record with no memory text"
+            )
+        if not source_id:
+            source_id = (
+                "text:"
+                + hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+            )
+        state = str(record.get("state") or "").lower()
+        if state in _GONE:
+            return Item(
+                self.name, source_id, MemoryType.PROJECT, source_id, "", "", skip=f"{state} in mem0"
+            )
+        type_ = fact_type(text)
+        if type_ is MemoryType.PROJECT and record.get("user_id") and not record.get("agent_id"):
+            type_, text = MemoryType.USER, _about_user(text.strip())
+        extra: dict[str, object] = {}
+        categories = record.get("categories")
+        if (
+            isinstance(categories, list)
+            and all(isinstance(c, str) for c in categories)
+            and categories
+        ):
+            extra["tags"] = categories[:10]
+        return fact_item(
+            self.name,
+            source_id,
+            text,
+            origin="a mem0 export",
+            type_=type_,
+            created=iso_date(record.get("created_at")),
+            extra=extra,
+        )

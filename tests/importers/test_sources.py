@@ -1,0 +1,150 @@
+"""Each source read from real examples (tests/fixtures/import, see its README) and hostile input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memdir.errors import ImportSourceError
+from memdir.importers.base import MAX_JSON_DEPTH
+from memdir.importers.service import get_source
+from memdir.model import MemoryType
+from tests.importers.conftest import FIXTURES
+
+
+def read(source: str, path: Path) -> list:  # type: ignore[type-arg]
+    return list(get_source(source).read(path))
+
+
+def test_gemini_reads_only_the_added_memories_section(tmp_path: Path) -> None:
+    items = read("gemini", FIXTURES / "gemini" / "GEMINI.md")
+    assert len(items) == 7
+    assert items[0].body.startswith("Always start and restart the server in the background.")
+    assert all(i.source == "gemini" for i in items)
+    other = tmp_path / "GEMINI.md"
+    other.write_text("# Project\n\n- a bullet that is context, not a memory\n")
+    with pytest.raises(ImportSourceError, match="no '## Gemini Added Memories' section"):
+        read("gemini", other)
+
+
+def test_gemini_section_ends_at_the_next_heading(tmp_path: Path) -> None:
+    path = tmp_path / "GEMINI.md"
+    path.write_text(
+        "## Gemini Added Memories\n- The user runs Arch Linux.\n\n## Build\n- make all\n"
+    )
+    assert [i.fact for i in read("gemini", path)] == ["The user runs Arch Linux."]
+
+
+def test_mcp_memory_entities_become_memories_with_their_relations() -> None:
+    items = {
+        i.source_id: i for i in read("mcp-memory", FIXTURES / "mcp-memory" / "think-tank.jsonl")
+    }
+    ml = items["entity:Machine Learning"]
+    assert ml.skip is None and "- utilizes [[Deep Learning]]" in ml.body
+    task = items["entity:Task-af59e7ba-fe81-4c8e-aefb-a2376665baaa"]
+    assert task.skip is not None and task.skip.startswith("ephemeral task state")
+
+
+def test_mcp_memory_people_are_user_memories_and_work_logs_are_skipped() -> None:
+    items = read("mcp-memory", FIXTURES / "mcp-memory" / "memory-graph.jsonl")
+    by_id = {i.source_id: i for i in items}
+    assert by_id["entity:Alice"].type is MemoryType.USER
+    skipped = [i.skip for i in items if i.skip]
+    assert any(s.startswith("git history") for s in skipped)  # "FIXED: Added limit/offset ..."
+
+
+@pytest.mark.parametrize(
+    ("source", "text"),
+    [
+        ("mem0", "[" * 200_000 + "]" * 200_000),
+        ("mcp-memory", '{"name": "x", "observations": ' + "[" * 100_000 + "]" * 100_000 + "}\n"),
+    ],
+)
+def test_deeply_nested_json_is_refused_in_one_line(tmp_path: Path, source: str, text: str) -> None:
+    path = tmp_path / "input.json"
+    path.write_text(text)
+    with pytest.raises(ImportSourceError, match=f"deeper than {MAX_JSON_DEPTH}") as exc:
+        read(source, path)
+    assert "\n" not in str(exc.value)
+
+
+def test_a_jsonl_line_of_megabytes_is_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "memory.jsonl"
+    big = json.dumps({"name": "big", "observations": ["x" * 2_000_000]})
+    path.write_text(
+        big
+        + "\n"
+        + json.dumps(
+            {"name": "Ana", "entityType": "person", "observations": ["Leads the data team"]}
+        )
+        + "\n"
+    )
+    huge, ana = read("mcp-memory", path)
+    assert huge.skip is not None and "characters" in huge.skip
+    assert ana.skip is None
+
+
+def test_mcp_memory_refuses_a_line_that_is_not_an_entity(tmp_path: Path) -> None:
+    path = tmp_path / "memory.jsonl"
+    path.write_text(
+        json.dumps({"type": "entity", "name": "a", "observations": ["x"]}) + "\n[1, 2]\n"
+    )
+    with pytest.raises(ImportSourceError, match=":2: not an MCP memory"):
+        read("mcp-memory", path)
+
+
+def test_mem0_exports_in_both_api_shapes() -> None:
+    (v1,) = read("mem0", FIXTURES / "mem0" / "get_all_v1.json")
+    assert v1.source_id == "f38b689d-6b24-45b7-bced-17fbb4d8bac7" and v1.created == "2023-02-25"
+    veg, seat, deleted = read("mem0", FIXTURES / "mem0" / "get_all_v2.json")
+    assert veg.type is MemoryType.USER and veg.name.startswith("User is a vegetarian")
+    assert veg.extra["tags"] == ["food", "health"]
+    assert seat.name.startswith("User prefers window seats")
+    assert deleted.skip == "deleted in mem0"
+
+
+def test_mem0_refuses_what_is_not_an_export(tmp_path: Path) -> None:
+    path = tmp_path / "x.json"
+    path.write_text('{"hello": 1}')
+    with pytest.raises(ImportSourceError, match="not a mem0 export"):
+        read("mem0", path)
+    path.write_text("{not json")
+    with pytest.raises(ImportSourceError, match="not valid JSON"):
+        read("mem0", path)
+
+
+def test_basic_memory_notes_keep_their_body_and_type_from_categories() -> None:
+    items = {i.source_id: i for i in read("basic-memory", FIXTURES / "basic-memory")}
+    deploy = items["deploy-conventions.md"]
+    assert deploy.type is MemoryType.FEEDBACK and deploy.name == "Deploy conventions"
+    assert "- part_of [[Engineering Handbook]]" in deploy.body
+    assert deploy.extra["source_permalink"] == "engineering/deploy-conventions"
+
+
+def test_codex_memories_notes_and_session_input(tmp_path: Path) -> None:
+    items = read("codex", FIXTURES / "codex")
+    facts = [i.fact for i in items if not i.skip]
+    assert "The user prefers pnpm over npm for every JavaScript project." in facts
+    assert any("grafana.example.test" in f for f in facts)
+    assert {i.source_id for i in items if i.skip} == {"raw_memories.md", "rollout_summaries"}
+    with pytest.raises(ImportSourceError, match="no Codex memories"):
+        read("codex", tmp_path)
+
+
+def test_claude_code_reads_every_project_but_not_logs_or_symlinks(tmp_path: Path) -> None:
+    items = read("claude-code", FIXTURES / "claude-code")
+    ids = sorted(i.source_id for i in items)
+    assert ids == [
+        "-home-ana-work-api/no_mocks.md",
+        "-home-ana-work-api/user_role.md",
+        "-home-ana-work-webapp/no_mocks_in_integration_tests.md",
+    ]
+    assert all(not i.filter for i in items)
+    project = tmp_path / "projects" / "p" / "memory"
+    project.mkdir(parents=True)
+    outside = tmp_path / "secret.md"
+    outside.write_text("---\nname: outside\n---\nnot in the dir\n")
+    (project / "link.md").symlink_to(outside)
+    assert read("claude-code", tmp_path / "projects") == []
