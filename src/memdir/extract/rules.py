@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from memdir.extract import told
 from memdir.model import MemoryType
 
 Kind = Literal["save", "forget"]
@@ -44,6 +45,7 @@ class Candidate:
     name: str | None = None  # the rule as a title, in general words
     how: str | None = None  # **How to apply:** — when, where, which command
     evidence: str | None = None  # this session's evidence, one line for the body's **Why:**
+    fact: str | None = None  # the body's first line when the description abbreviates it
 
 
 _F = re.IGNORECASE
@@ -94,6 +96,8 @@ _DIRECTIVE = re.compile(
     r"(?P<cue>always|never|don't|dont|do not|avoid|stop)\s+(?P<x>.+)$",
     _F,
 )
+# "start adding a version number each time": a habit from now on, like "stop adding comments"
+_START = re.compile(r"^(?:please\s+|and\s+|also\s+)?start\s+(?P<x>\w+ing\b.+)$", _F)
 _MAKE_SURE = re.compile(
     r"^(?:please\s+|and\s+)?(?:make sure|be sure|ensure)(?:\s+that|\s+to)?\s+(?P<x>.+)$", _F
 )
@@ -158,7 +162,11 @@ _NOT_ROLE = re.compile(
     r"big fan)\b",
     _F,
 )
-_BECAUSE = re.compile(r"[,;]?\s+(?:because|since|as otherwise|so that)\s+", _F)
+_BECAUSE = re.compile(
+    r"[,;]?\s+(?:because|since|as otherwise|so that|so(?=\s+(?:i|we|you|they)\s+(?:can|could|"
+    r"know)\b))\s+",
+    _F,
+)
 _IMPERATIVE_START = re.compile(
     r"^(?:to\s+)?(?:always|never|don't|do not|use|prefer|avoid|stop|run|keep|make sure|put|add|"
     r"write|call|ask|check|send|commit|test|format|name)\b",
@@ -291,6 +299,9 @@ def classify(sentence: str, *, today: dt.date) -> Candidate | None:
         if _words(m.group("x")) < 2 or _VAGUE.match(m.group("x")):
             return None
         return _save(MemoryType.FEEDBACK, f"{cue} {m.group('x')}", "directive", source, today)
+    m = _START.match(text)
+    if m and _RECURRING.search(m.group("x")) and not _VAGUE.match(m.group("x")):
+        return _save(MemoryType.FEEDBACK, f"Keep {m.group('x')}", "start-habit", source, today)
     m = _MAKE_SURE.match(text)
     if m and _RECURRING.search(m.group("x")) and not _VAGUE.match(m.group("x")):
         return _save(MemoryType.FEEDBACK, f"Make sure {m.group('x')}", "make-sure", source, today)
@@ -306,7 +317,18 @@ def classify(sentence: str, *, today: dt.date) -> Candidate | None:
     m = _REFERENCE.match(text)
     if m and (_URL.search(m.group("where")) or _TRACKED.search(text)):
         return _save(MemoryType.REFERENCE, text, "reference", source, today)
+    if fact := told.location(text):
+        return _told(MemoryType.PROJECT, fact, "location", source)
+    if fact := told.tracker(text):
+        return _told(MemoryType.REFERENCE, fact, "tracker", source)
     return None
+
+
+def _told(type_: MemoryType, fact: told.Told, rule: str, source: str) -> Candidate:
+    return Candidate(
+        "save", type_, fact.description, fact.why, rule, source, name=fact.name, how=fact.how,
+        fact=fact.body,
+    )  # fmt: skip
 
 
 # Users often type in lower case: a sentence may start with any letter (not after "e.g." etc.)
@@ -323,7 +345,22 @@ def sentences(text: str) -> list[str]:
     return [re.sub(r"^\s*(?:[-*•]|\d+[.)])\s+", "", p).strip() for p in parts if p and p.strip()]
 
 
+_SKILL = re.compile(r"^\s*Base directory for this skill:")
+_HEADING = re.compile(r"^#{1,3} \S", re.MULTILINE)
+
+
+def injected_document(text: str) -> bool:
+    """True for a document the host put in the user's turn — a skill or command file expanded
+    into it (``Base directory for this skill: …``, or a Markdown file: a title and two or more
+    sections): its "always"/"never" lines are that file's, not the user speaking."""
+    if _SKILL.match(text):
+        return True
+    return bool(re.match(r"\s*# \S", text)) and len(_HEADING.findall(text)) >= 3
+
+
 def candidates(text: str, *, today: dt.date) -> list[Candidate]:
     """Every memory statement in one user message, in order."""
+    if injected_document(text):
+        return []
     found = (classify(s, today=today) for s in sentences(text))
     return [c for c in found if c is not None]
