@@ -27,6 +27,7 @@ version against the same judgments and the same checker.
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import hashlib
 import importlib.util
 import io
@@ -149,7 +150,9 @@ def hook_path(memory_dir: Path, entries: list[dict[str, Any]], work: Path, sid: 
 def files(root: Path) -> dict[str, str]:
     if not root.is_dir():
         return {}
-    return {p.name: p.read_text("utf-8") for p in sorted(root.glob("*.md")) if p.name != "MEMORY.md"}
+    return {
+        p.name: p.read_text("utf-8") for p in sorted(root.glob("*.md")) if p.name != "MEMORY.md"
+    }
 
 
 def _header(text: str, name: str) -> str:
@@ -167,7 +170,7 @@ def _shell_words(entries: list[dict[str, Any]]) -> frozenset[str]:
 
 
 def run(source: Path, part: str) -> dict[str, Any]:
-    judged = json.loads(JUDGED.read_text("utf-8")) if JUDGED.is_file() else {}
+    judged = json.loads(JUDGED.read_text("utf-8"))["memories"] if JUDGED.is_file() else {}
     check = _checker()
     rows, memories = [], []
     with tempfile.TemporaryDirectory() as tmp:
@@ -194,16 +197,20 @@ def run(source: Path, part: str) -> dict[str, Any]:
                     "cli": len(saved),
                     "hook": len(files(hook_dir)),
                     "same": _same(files(hook_dir), saved),
-                    "saved": [_describe(t, judged, check, specifics[s["repo"]]) for t in saved.values()],
+                    "saved": [
+                        _describe(t, judged, check, specifics[s["repo"]]) for t in saved.values()
+                    ],
                 }
             )
         duplicates = 0
         for repo, week in weeks.items():
             store = MemoryStore(week)
             if files(week):
-                duplicates += len(plan_offline(store, today=_today(week)).duplicates)
+                duplicates += len(plan_offline(store, today=dt.date.today()).duplicates)
             for rel, text in files(week).items():
-                memories.append({"repo": repo, "file": rel, **_describe(text, judged, check, specifics[repo])})
+                memories.append(
+                    {"repo": repo, "file": rel, **_describe(text, judged, check, specifics[repo])}
+                )
     lessons = Counter((m["repo"], m["lesson"]) for m in memories if m["lesson"])
     return {
         "part": part,
@@ -212,12 +219,6 @@ def run(source: Path, part: str) -> dict[str, Any]:
         "dream_duplicates": duplicates,
         "same_lesson_twice": sum(n - 1 for n in lessons.values() if n > 1),
     }
-
-
-def _today(week: Path) -> Any:
-    import datetime as dt
-
-    return dt.date.today()
 
 
 def _same(a: dict[str, str], b: dict[str, str]) -> bool:
@@ -230,7 +231,9 @@ def _same(a: dict[str, str], b: dict[str, str]) -> bool:
     return norm(a) == norm(b)
 
 
-def _describe(text: str, judged: dict[str, Any], check: ModuleType, specifics: set[str]) -> dict[str, Any]:
+def _describe(
+    text: str, judged: dict[str, Any], check: ModuleType, specifics: set[str]
+) -> dict[str, Any]:
     name, description = _header(text, "name"), _header(text, "description")
     k = key(name, description)
     verdict = judged.get(k, {})
@@ -258,7 +261,8 @@ def render(result: dict[str, Any]) -> str:
         lines.append(
             f"| {r['session']} | {r['repo']} | {r['turns']} | {r['cli']} | {r['hook']} | "
             f"{'yes' if r['same'] else 'no'} | {marks['useful']} / {marks['noise']} / "
-            f"{marks['harmful']} / {marks['unjudged']} | {sum(bool(m['specific']) for m in r['saved'])} |"
+            f"{marks['harmful']} / {marks['unjudged']} | "
+            f"{sum(bool(m['specific']) for m in r['saved'])} |"
         )
     saved = [m for r in rows for m in r["saved"]]
     marks = Counter(m["judgment"] for m in saved)
@@ -267,7 +271,8 @@ def render(result: dict[str, Any]) -> str:
     judged = marks["useful"] + marks["noise"] + marks["harmful"] + marks["unjudged"]
     precision = f"{marks['useful'] / judged:.0%}" if judged else "–"
     lines += [
-        f"| **all** | {len({r['repo'] for r in rows})} repositories | {sum(r['turns'] for r in rows)} | "
+        f"| **all** | {len({r['repo'] for r in rows})} repositories | "
+        f"{sum(r['turns'] for r in rows)} | "
         f"{sum(r['cli'] for r in rows)} | {sum(r['hook'] for r in rows)} | "
         f"{sum(r['same'] for r in rows)}/{len(rows)} | {marks['useful']} / {marks['noise']} / "
         f"{marks['harmful']} / {marks['unjudged']} | {sum(bool(m['specific']) for m in saved)} |",
@@ -298,7 +303,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         for r in result["rows"]:
             for m in r["saved"]:
                 flag = f"  ⚑ {m['specific']}" if m["specific"] else ""
-                print(f"- {r['session']} [{m['judgment']}] {m['key']} {m['name']} — {m['description']}{flag}")
+                head = f"- {r['session']} [{m['judgment']}] {m['key']}"
+                print(f"{head} {m['name']} — {m['description']}{flag}")
 
 
 if __name__ == "__main__":

@@ -42,8 +42,8 @@ _POSITIVE = re.compile(r"^(?:always|make sure(?: that| to)?|be sure to|ensure)\s
 
 
 _DANGLING = frozenset(
-    "a an the and or but to of in on at for with before after into from by as that this your our "
-    "my its their".split()
+    {"a", "an", "the", "and", "or", "but", "to", "of", "in", "on", "at", "for", "with", "before"}
+    | {"after", "into", "from", "by", "as", "that", "this", "your", "our", "my", "its", "their"}
 )
 
 

@@ -45,7 +45,7 @@ _WHAT_STOP = frozenset({"it", "this", "that", "which", "what", "there", "he", "s
 
 
 def location(sentence: str) -> Told | None:
-    """"<thing> runs from <absolute path> …" as a project fact about this machine."""
+    """ "<thing> runs from <absolute path> …" as a project fact about this machine."""
     text = sentence.strip().rstrip(".!")
     m = _LIVES.match(text)
     if m is None or text.endswith("?") or _NEGATION.search(text):
@@ -94,7 +94,7 @@ _NEAR = 40
 
 
 def tracker(sentence: str) -> Told | None:
-    """"create a story for that in Azure DevOps" as where this project tracks its work."""
+    """ "create a story for that in Azure DevOps" as where this project tracks its work."""
     text = sentence.strip()
     if text.endswith("?") or _NEGATION.search(text) or re.search(r"\bor\b", text, re.I):
         return None  # "Jira or GitHub?" is a choice not yet made
@@ -103,9 +103,7 @@ def tracker(sentence: str) -> Told | None:
         return None
     if m.group("t").lower() in _CASED and m.group("t") not in _CASED.values():
         return None  # "ado", "linear" as plain words: only their proper names count
-    item = next(
-        (i for i in _ITEM.finditer(text) if abs(i.start() - m.start()) <= _NEAR), None
-    )
+    item = next((i for i in _ITEM.finditer(text) if abs(i.start() - m.start()) <= _NEAR), None)
     if item is None:
         return None
     name, tool = _TRACKERS[m.group("t").lower()]
