@@ -132,3 +132,25 @@ def test_a_skill_or_command_document_in_the_users_turn_is_not_the_user_speaking(
     said = "# a note\nnever push to main"  # a user's own heading is still the user
     assert not injected_document(said)
     assert [c.statement for c in candidates(said, today=TODAY)] == ["Never push to main"]
+
+
+def test_a_place_told_again_with_a_new_path_replaces_the_old_one(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "mem")
+    first = [user("grafana runs from /srv/compose/grafana")]
+    RuleExtractor(store, clock=lambda: NOON).apply_messages(first)
+    later = NOON + dt.timedelta(days=3)
+    moved = [user("grafana runs from /opt/stack/grafana")]
+    RuleExtractor(store, clock=lambda: later).apply_messages(moved)
+    [header] = store.list()
+    body = store.read(header.filename).body
+    assert body.startswith("Grafana runs from /opt/stack/grafana.")  # the newer place is the fact
+    assert body.count("- 2026-12-0") == 2  # both sightings kept as evidence
+    assert RuleExtractor(store, clock=lambda: later).apply_messages(moved).written == []
+
+
+def test_remember_what_was_just_done_points_at_the_conversation_and_is_not_saved() -> None:
+    said = "Remember the fix you just applied. Convert it into a skill or add it to CLAUDE.md"
+    assert candidates(said, today=TODAY) == []
+    assert classify("remember that we just migrated the db", today=TODAY) is None
+    kept = classify("remember that the staging db is read-only", today=TODAY)
+    assert kept is not None and kept.statement == "The staging db is read-only"

@@ -68,6 +68,13 @@ _RECALL_QUESTION = re.compile(
     r"^remember\s+(?:when|what|how|where|why|which|who|if|whether)\b",
     _F,
 )
+# "remember the fix you just applied": what it points at is in the conversation, not the sentence
+_DEICTIC = re.compile(
+    r"\b(?:you|we|i) (?:just|already) \w+|\bwhat (?:you|we) (?:did|said|found|wrote)\b|"
+    r"\b(?:the|this|that) (?:fix|change|solution|approach|thing|step|trick)s? (?:you|we) "
+    r"(?:just |already )?(?:did|made|applied|used|wrote|found|tried)\b",
+    _F,
+)
 _FORGET = re.compile(
     rf"^{_REQUEST}(?:forget|stop remembering|(?:delete|remove|drop) (?:the |your |that )?memor"
     r"(?:y|ies) (?:about|of|that|saying))\s+(?:about\s+|that\s+|the fact that\s+|"
@@ -272,7 +279,7 @@ def classify(sentence: str, *, today: dt.date) -> Candidate | None:
         return Candidate("forget", None, target, None, "forget", source)
     if m := _REMEMBER.match(text):
         content = _clean(m.group("x"))
-        if _words(content) < 3:
+        if _words(content) < 3 or _DEICTIC.search(content):
             return None
         return _save(infer_type(content), content, "remember", source, today)
     if question:  # beyond "can you remember that…", a question is not a statement to keep

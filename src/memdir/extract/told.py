@@ -77,6 +77,7 @@ _TRACKERS = {
     "linear": ("Linear", "the Linear tools"),
     "youtrack": ("YouTrack", "the YouTrack tools"),
     "github issues": ("GitHub Issues", "`gh issue`"),
+    "github issue": ("GitHub Issues", "`gh issue`"),
     "gitlab issues": ("GitLab Issues", "`glab issue`"),
     "trello": ("Trello", "the Trello tools"),
     "asana": ("Asana", "the Asana tools"),
