@@ -154,3 +154,18 @@ def test_remember_what_was_just_done_points_at_the_conversation_and_is_not_saved
     assert classify("remember that we just migrated the db", today=TODAY) is None
     kept = classify("remember that the staging db is read-only", today=TODAY)
     assert kept is not None and kept.statement == "The staging db is read-only"
+
+
+def test_a_default_the_user_states_with_should_is_feedback_with_its_own_how() -> None:
+    said = "local level agents should be used before user level agents whenever possible."
+    found = classify(said, today=TODAY)
+    assert found is not None and found.rule == "should-default"
+    assert found.name == "Local level agents should be used before user level agents"
+    assert found.how is not None and found.how.startswith("Make it the default: local level")
+    assert classify("the button should be blue", today=TODAY) is None  # one change, no default
+    assert classify("it should work whenever possible", today=TODAY) is None  # "it" is unsaid
+
+
+def test_use_one_thing_and_not_the_other_is_a_correction() -> None:
+    found = classify("Use implement-story skill, don't use z-cora", today=TODAY)
+    assert found is not None and found.statement == "Use implement-story skill instead of z-cora"

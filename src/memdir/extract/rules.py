@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from memdir.extract import told
@@ -95,7 +95,7 @@ _CORRECTION = re.compile(
 )
 _CONTRAST = re.compile(
     r"^(?:please\s+)?(?:use|prefer|pick|choose)\s+(?P<a>.+?),?\s+(?:instead of|rather than|not|"
-    r"over)\s+(?P<b>.+)$",
+    r"over|(?:and\s+)?(?:don't|dont|do not|never)\s+use)\s+(?P<b>.+)$",
     _F,
 )
 _DIRECTIVE = re.compile(
@@ -125,6 +125,13 @@ _REQUIREMENT = re.compile(
 _PRONOUN = re.compile(
     r"^(?:the )?(?:it|this|that|these|those|you|we|i|they|he|she|there|everything|something|"
     r"which|what|who)\b",
+    _F,
+)
+# "local agents should be used before user agents whenever possible": a default, not one change
+_SHOULD = re.compile(
+    r"^(?P<subj>(?:the |our |all |every |each )?[a-z][\w/.-]*(?: [a-z][\w/.-]*){0,4})\s+should\s+"
+    r"(?:always\s+)?(?P<x>.+?)\s*(?:,\s*)?(?P<when>whenever possible|wherever possible|by default|"
+    r"at all times|every time|each time|always)[.!]*$",
     _F,
 )
 _PREFERENCE = re.compile(
@@ -315,6 +322,15 @@ def classify(sentence: str, *, today: dt.date) -> Candidate | None:
     m = _REQUIREMENT.match(text)
     if m and not _PRONOUN.match(m.group("subj")) and _words(text) >= 5:
         return _save(MemoryType.PROJECT, text, "requirement", source, today)
+    m = _SHOULD.match(text)
+    if m and not _PRONOUN.match(m.group("subj")) and _words(m.group("x")) >= 2:
+        found = _save(MemoryType.FEEDBACK, text, "should-default", source, today)
+        rule = _clean(f"{m.group('subj')} should {m.group('x')}").rstrip(",")
+        rule = rule[0].upper() + rule[1:]
+        how = (
+            f"Make it the default: {rule[0].lower()}{rule[1:]}; when that is not possible, say why."
+        )
+        return replace(found, name=" ".join(rule.split()[:10]), how=how) if found else None
     if m := _PREFERENCE.match(text):
         return _save(
             MemoryType.FEEDBACK, f"Prefer {_clean(m.group('x'))}", "preference", source, today
