@@ -127,6 +127,23 @@ def program(command: str) -> str:
     return first
 
 
+# Tools that do one job and stand in for each other when one of them is missing or unset.
+_FAMILIES = (
+    frozenset({"npm", "pnpm", "yarn", "bun"}),
+    frozenset({"pip", "pip3"}),
+    frozenset({"docker-compose", "podman-compose"}),
+)
+
+
+def stands_in(failed: str, working: str) -> bool:
+    """True when ``working`` runs the same job as ``failed`` with another tool of its family
+    (``pnpm install`` → ``npm install``): a fix for a tool the machine lacks."""
+    f, w = program(failed).split(), program(working).split()
+    if not f or not w or f[0] == w[0] or f[1:] != w[1:]:
+        return False
+    return any(f[0] in family and w[0] in family for family in _FAMILIES)
+
+
 def prefix(failed: str, working: str) -> str:
     """What the working shape adds in front of the failed one (``uv run``), or ''."""
     f, w = shape(failed).split(), shape(working).split()

@@ -55,6 +55,15 @@ KINDS = (
         "the pre-commit hook rejected it",
     ),
     Kind(
+        "no-version",
+        re.compile(
+            r"No version is set for command|No preset version installed for command|"
+            r"version \S+ is not installed|is not installed for this project",
+            re.I,
+        ),
+        "the version manager has no version of it set",
+    ),
+    Kind(
         "missing-tool",
         re.compile(
             r"command not found|not found in PATH|is not installed|not recognized as an internal",

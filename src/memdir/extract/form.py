@@ -41,12 +41,20 @@ _NEGATIVE = re.compile(r"^(?:never|don't|do not|avoid|stop)\s+(?P<x>.+)$", re.IG
 _POSITIVE = re.compile(r"^(?:always|make sure(?: that| to)?|be sure to|ensure)\s+(?P<x>.+)$", re.I)
 
 
+_DANGLING = frozenset(
+    {"a", "an", "the", "and", "or", "but", "to", "of", "in", "on", "at", "for", "with", "before"}
+    | {"after", "into", "from", "by", "as", "that", "this", "your", "our", "my", "its", "their"}
+)
+
+
 def name_of(candidate: Candidate) -> str:
     """The memory's title: the lesson's own name, else the statement's first words."""
     if candidate.name:
         return candidate.name
-    words = candidate.statement.split()
-    return " ".join(words[:7]).rstrip(",;:.")  # a title, not a quote cut short: no "…"
+    words = candidate.statement.split()[:7]
+    while len(words) > 3 and words[-1].lower().strip(",;:.") in _DANGLING:
+        words.pop()  # "Keep adding a version number to the" ends on a word that needs a next
+    return " ".join(words).rstrip(",;:.")  # a title, not a quote cut short: no "…"
 
 
 def evidence_of(candidate: Candidate, today: dt.date) -> str:
@@ -105,7 +113,7 @@ def _subject(text: str) -> str:
 def body_of(candidate: Candidate, today: dt.date) -> str:
     """The body of a new memory: the rule, **Why:** with this session's evidence, **How to
     apply:**."""
-    lines = [candidate.statement.rstrip(".") + "."]
+    lines = [(candidate.fact or candidate.statement).rstrip(".") + "."]
     how = how_to_apply(candidate)
     why = candidate.why or (
         "the user said so explicitly" if candidate.rule != "proven-fix" else "the session showed it"

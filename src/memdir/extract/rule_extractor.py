@@ -148,7 +148,14 @@ class RuleExtractor:
         match = closest(doc, [k.doc for k in known.values()])
         if match is not None:
             entry = known[match.b]
-            reword = entry.ours and match.verdict != "exact" and entry.memory.type == doc.type
+            # a fact told again with other details ("grafana runs from <another path>") is the
+            # newer wording too, though its general words are the same
+            moved = candidate.fact is not None and not entry.memory.body.startswith(
+                candidate.fact.rstrip(".")
+            )
+            reword = (
+                entry.ours and (match.verdict != "exact" or moved) and entry.memory.type == doc.type
+            )
             if match.verdict != "contradiction" or reword:
                 line = form.evidence_of(candidate, today)
                 changed = self._add_evidence(entry, line, statement, candidate, reword=reword)
@@ -172,10 +179,12 @@ class RuleExtractor:
         None when nothing would change."""
         current = entry.memory
         new_body = form.with_evidence(current.body, line, ours=entry.ours)
-        if reword and current.description != statement:
+        if reword and (current.description != statement or candidate.fact is not None):
             kept = [ln for ln in current.body.split("\n") if form.is_evidence(ln)]
             fresh = form.body_of(candidate, self._clock().date()).rstrip("\n").split("\n")
             new_body = form.merge_evidence(fresh, kept)
+            if new_body == current.body and current.description == statement:
+                return None  # told again in the same words: nothing changes
         elif new_body is None:
             return None
         body = new_body

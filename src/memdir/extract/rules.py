@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
+from memdir.extract import told
 from memdir.model import MemoryType
 
 Kind = Literal["save", "forget"]
@@ -44,6 +45,7 @@ class Candidate:
     name: str | None = None  # the rule as a title, in general words
     how: str | None = None  # **How to apply:** — when, where, which command
     evidence: str | None = None  # this session's evidence, one line for the body's **Why:**
+    fact: str | None = None  # the body's first line when the description abbreviates it
 
 
 _F = re.IGNORECASE
@@ -66,6 +68,13 @@ _RECALL_QUESTION = re.compile(
     r"^remember\s+(?:when|what|how|where|why|which|who|if|whether)\b",
     _F,
 )
+# "remember the fix you just applied": what it points at is in the conversation, not the sentence
+_DEICTIC = re.compile(
+    r"\b(?:you|we|i) (?:just|already) \w+|\bwhat (?:you|we) (?:did|said|found|wrote)\b|"
+    r"\b(?:the|this|that) (?:fix|change|solution|approach|thing|step|trick)s? (?:you|we) "
+    r"(?:just |already )?(?:did|made|applied|used|wrote|found|tried)\b",
+    _F,
+)
 _FORGET = re.compile(
     rf"^{_REQUEST}(?:forget|stop remembering|(?:delete|remove|drop) (?:the |your |that )?memor"
     r"(?:y|ies) (?:about|of|that|saying))\s+(?:about\s+|that\s+|the fact that\s+|"
@@ -86,7 +95,7 @@ _CORRECTION = re.compile(
 )
 _CONTRAST = re.compile(
     r"^(?:please\s+)?(?:use|prefer|pick|choose)\s+(?P<a>.+?),?\s+(?:instead of|rather than|not|"
-    r"over)\s+(?P<b>.+)$",
+    r"over|(?:and\s+)?(?:don't|dont|do not|never)\s+use)\s+(?P<b>.+)$",
     _F,
 )
 _DIRECTIVE = re.compile(
@@ -94,6 +103,8 @@ _DIRECTIVE = re.compile(
     r"(?P<cue>always|never|don't|dont|do not|avoid|stop)\s+(?P<x>.+)$",
     _F,
 )
+# "start adding a version number each time": a habit from now on, like "stop adding comments"
+_START = re.compile(r"^(?:please\s+|and\s+|also\s+)?start\s+(?P<x>\w+ing\b.+)$", _F)
 _MAKE_SURE = re.compile(
     r"^(?:please\s+|and\s+)?(?:make sure|be sure|ensure)(?:\s+that|\s+to)?\s+(?P<x>.+)$", _F
 )
@@ -114,6 +125,13 @@ _REQUIREMENT = re.compile(
 _PRONOUN = re.compile(
     r"^(?:the )?(?:it|this|that|these|those|you|we|i|they|he|she|there|everything|something|"
     r"which|what|who)\b",
+    _F,
+)
+# "local agents should be used before user agents whenever possible": a default, not one change
+_SHOULD = re.compile(
+    r"^(?P<subj>(?:the |our |all |every |each )?[a-z][\w/.-]*(?: [a-z][\w/.-]*){0,4})\s+should\s+"
+    r"(?:always\s+)?(?P<x>.+?)\s*(?:,\s*)?(?P<when>whenever possible|wherever possible|by default|"
+    r"at all times|every time|each time|always)[.!]*$",
     _F,
 )
 _PREFERENCE = re.compile(
@@ -158,7 +176,11 @@ _NOT_ROLE = re.compile(
     r"big fan)\b",
     _F,
 )
-_BECAUSE = re.compile(r"[,;]?\s+(?:because|since|as otherwise|so that)\s+", _F)
+_BECAUSE = re.compile(
+    r"[,;]?\s+(?:because|since|as otherwise|so that|so(?=\s+(?:i|we|you|they)\s+(?:can|could|"
+    r"know)\b))\s+",
+    _F,
+)
 _IMPERATIVE_START = re.compile(
     r"^(?:to\s+)?(?:always|never|don't|do not|use|prefer|avoid|stop|run|keep|make sure|put|add|"
     r"write|call|ask|check|send|commit|test|format|name)\b",
@@ -264,7 +286,7 @@ def classify(sentence: str, *, today: dt.date) -> Candidate | None:
         return Candidate("forget", None, target, None, "forget", source)
     if m := _REMEMBER.match(text):
         content = _clean(m.group("x"))
-        if _words(content) < 3:
+        if _words(content) < 3 or _DEICTIC.search(content):
             return None
         return _save(infer_type(content), content, "remember", source, today)
     if question:  # beyond "can you remember that…", a question is not a statement to keep
@@ -291,12 +313,24 @@ def classify(sentence: str, *, today: dt.date) -> Candidate | None:
         if _words(m.group("x")) < 2 or _VAGUE.match(m.group("x")):
             return None
         return _save(MemoryType.FEEDBACK, f"{cue} {m.group('x')}", "directive", source, today)
+    m = _START.match(text)
+    if m and _RECURRING.search(m.group("x")) and not _VAGUE.match(m.group("x")):
+        return _save(MemoryType.FEEDBACK, f"Keep {m.group('x')}", "start-habit", source, today)
     m = _MAKE_SURE.match(text)
     if m and _RECURRING.search(m.group("x")) and not _VAGUE.match(m.group("x")):
         return _save(MemoryType.FEEDBACK, f"Make sure {m.group('x')}", "make-sure", source, today)
     m = _REQUIREMENT.match(text)
     if m and not _PRONOUN.match(m.group("subj")) and _words(text) >= 5:
         return _save(MemoryType.PROJECT, text, "requirement", source, today)
+    m = _SHOULD.match(text)
+    if m and not _PRONOUN.match(m.group("subj")) and _words(m.group("x")) >= 2:
+        found = _save(MemoryType.FEEDBACK, text, "should-default", source, today)
+        rule = _clean(f"{m.group('subj')} should {m.group('x')}").rstrip(",")
+        rule = rule[0].upper() + rule[1:]
+        how = (
+            f"Make it the default: {rule[0].lower()}{rule[1:]}; when that is not possible, say why."
+        )
+        return replace(found, name=" ".join(rule.split()[:10]), how=how) if found else None
     if m := _PREFERENCE.match(text):
         return _save(
             MemoryType.FEEDBACK, f"Prefer {_clean(m.group('x'))}", "preference", source, today
@@ -306,7 +340,18 @@ def classify(sentence: str, *, today: dt.date) -> Candidate | None:
     m = _REFERENCE.match(text)
     if m and (_URL.search(m.group("where")) or _TRACKED.search(text)):
         return _save(MemoryType.REFERENCE, text, "reference", source, today)
+    if fact := told.location(text):
+        return _told(MemoryType.PROJECT, fact, "location", source)
+    if fact := told.tracker(text):
+        return _told(MemoryType.REFERENCE, fact, "tracker", source)
     return None
+
+
+def _told(type_: MemoryType, fact: told.Told, rule: str, source: str) -> Candidate:
+    return Candidate(
+        "save", type_, fact.description, fact.why, rule, source, name=fact.name, how=fact.how,
+        fact=fact.body,
+    )  # fmt: skip
 
 
 # Users often type in lower case: a sentence may start with any letter (not after "e.g." etc.)
@@ -323,7 +368,22 @@ def sentences(text: str) -> list[str]:
     return [re.sub(r"^\s*(?:[-*•]|\d+[.)])\s+", "", p).strip() for p in parts if p and p.strip()]
 
 
+_SKILL = re.compile(r"^\s*Base directory for this skill:")
+_HEADING = re.compile(r"^#{1,3} \S", re.MULTILINE)
+
+
+def injected_document(text: str) -> bool:
+    """True for a document the host put in the user's turn — a skill or command file expanded
+    into it (``Base directory for this skill: …``, or a Markdown file: a title and two or more
+    sections): its "always"/"never" lines are that file's, not the user speaking."""
+    if _SKILL.match(text):
+        return True
+    return bool(re.match(r"\s*# \S", text)) and len(_HEADING.findall(text)) >= 3
+
+
 def candidates(text: str, *, today: dt.date) -> list[Candidate]:
     """Every memory statement in one user message, in order."""
+    if injected_document(text):
+        return []
     found = (classify(s, today=today) for s in sentences(text))
     return [c for c in found if c is not None]

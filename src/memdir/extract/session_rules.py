@@ -27,7 +27,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from memdir.extract.commands import program
+from memdir.extract.commands import program, stands_in
 from memdir.extract.fixes import Proof, kind_of, lesson
 from memdir.extract.rules import Candidate, sentences
 from memdir.llm.base import Message, TextBlock, ToolResultBlock, ToolUseBlock
@@ -70,6 +70,7 @@ _SCRIPTED = re.compile(
 _SECRET = re.compile(
     r"pass(?:word)?|secret|token|api[_-]?key|auth=|bearer|://[^/\s]+:[^@\s]+@", re.I
 )
+_STAND_IN = frozenset({"missing-tool", "no-version"})  # kinds another tool of the family fixes
 LOOKAHEAD = 4  # shell calls after a failure in which the working alternative must come
 
 
@@ -183,7 +184,7 @@ def _frustrations(messages: Sequence[Message]) -> list[tuple[int, Candidate]]:
             "guessing at fixes one after another frustrated the user; they asked for this instead",
             "frustration",
             text,
-            name=_cut(f"When fixes keep failing, {ask}"),
+            name="Stop guessing when fixes keep failing",
             how=f"After a second failed attempt at the same problem, stop guessing: {ask}.",
             evidence=f'the user said: "{said}"',
         )
@@ -217,14 +218,16 @@ def _proven_fixes(messages: Sequence[Message]) -> list[tuple[int, Candidate]]:
     runs = _shell_runs(messages)
     found = []
     for i, (command, output, failed, _at) in enumerate(runs):
-        if not failed or kind_of(output) is None:
+        kind = kind_of(output)
+        if not failed or kind is None:
             continue
         if _SCRIPTED.search(command) or _SECRET.search(command):
             continue
         name = program(command)
         window = runs[i + 1 : i + 1 + LOOKAHEAD]
         for j, (later, _out, later_failed, at) in enumerate(window):
-            if later_failed or program(later) != name:
+            other = kind.id in _STAND_IN and stands_in(command, later)
+            if later_failed or (program(later) != name and not other):
                 continue
             if _SCRIPTED.search(later) or _SECRET.search(later):
                 break
@@ -247,34 +250,3 @@ def _error_line(output: str) -> str:
     key = match.group(0) if match else ""
     line = next((ln for ln in output.splitlines() if key and key in ln), output.strip()[:120])
     return " ".join(line.split())[:120]
-
-
-_DANGLING = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "and",
-        "or",
-        "but",
-        "to",
-        "of",
-        "in",
-        "on",
-        "at",
-        "for",
-        "with",
-        "before",
-        "after",
-        "into",
-        "from",
-    ]
-)
-
-
-def _cut(text: str, words: int = 9) -> str:
-    """A title of at most ``words`` words that does not end on a word that needs a next one."""
-    parts = text.split()[:words]
-    while len(parts) > 4 and parts[-1].lower().strip(",;:.") in _DANGLING:
-        parts.pop()
-    return " ".join(parts).rstrip(",;:.")  # a title, not a quote cut short: no "…"

@@ -1,0 +1,119 @@
+"""Project facts a user tells in passing: where a service runs, where work items are tracked.
+
+Users rarely say "remember that the database runs from /srv/pg" — they say "siyuan runs from
+<dir> with its data mounted from <dir>" while asking for something else, or "create a story for
+that in Azure DevOps". A colleague keeps both: the first saves searching the machine next time,
+the second says where "ticket 5094" lives when the next session names only its number.
+
+Each function reads one sentence and returns a :class:`Told` (name, description, **How to
+apply:**) or None; :func:`memdir.extract.rules.classify` turns it into a candidate. Both keep
+the reference's form: the name and the description say the fact in general words — a path is
+named ``<path 1>`` there and written out only in the body (paths are one machine's, and a
+description is read on every prompt) — and **How to apply:** says when to use it.
+
+Precision first: a location needs a verb that says where something *lives* (runs from, is
+installed in, is mounted from, lives in, is stored in), an absolute path that is not a temp dir,
+and no question or negation; a tracker needs its name next to a work-item word (story, ticket,
+task, bug, issue, work item, epic) in a sentence that asks for or names one, never a negation.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Told:
+    name: str
+    description: str
+    how: str
+    why: str
+    body: str | None = None  # the fact written out (paths included), when it differs
+
+
+_PATH = re.compile(r"(?<![\w.])(?:~|/)[\w.-]+(?:/[\w.@-]+)+/?")
+_TEMP = re.compile(r"^/(?:tmp|var/folders|private/tmp|var/tmp)/|^/proc/|^/dev/")
+_LIVES = re.compile(
+    r"^(?:the\s+|our\s+|my\s+)?(?P<what>[a-z][\w.-]*(?:\s+[a-z][\w.-]*){0,3}?)\s+"
+    r"(?:runs|is running|lives|is installed|is deployed|is hosted|is mounted|is stored|are stored|"
+    r"is checked out|is cloned)\s+(?:from|in|at|under|on)\s+(?P<where>(?:~|/)\S+)(?P<rest>.*)$",
+    re.IGNORECASE,
+)
+_NEGATION = re.compile(r"\b(?:not|no longer|never|isn't|doesn't|don't|wasn't|won't)\b", re.I)
+_WHAT_STOP = frozenset({"it", "this", "that", "which", "what", "there", "he", "she", "they", "who"})
+
+
+def location(sentence: str) -> Told | None:
+    """ "<thing> runs from <absolute path> …" as a project fact about this machine."""
+    text = sentence.strip().rstrip(".!")
+    m = _LIVES.match(text)
+    if m is None or text.endswith("?") or _NEGATION.search(text):
+        return None
+    what = m.group("what").strip()
+    if what.split()[0].lower() in _WHAT_STOP:
+        return None
+    paths = _PATH.findall(text)
+    if not paths or any(_TEMP.match(p) for p in paths):
+        return None
+    general = text
+    for n, path in enumerate(dict.fromkeys(paths), start=1):
+        general = general.replace(path, f"<path {n}>")
+    return Told(
+        name=f"Where {what} runs and keeps its files",
+        description=f"{general[0].upper()}{general[1:]} (the paths are in the body)",
+        how=f"When work needs {what} (deploying to it, restarting it, reading its logs or data), "
+        "use these paths instead of searching the machine for them; if one no longer exists, "
+        "ask the user where it moved.",
+        why="the user told where it lives on this machine, so nobody has to search for it",
+        body=f"{text[0].upper()}{text[1:]}",
+    )
+
+
+_TRACKERS = {
+    "azure devops": ("Azure DevOps", "the `az boards` CLI or the Azure DevOps tools"),
+    "ado": ("Azure DevOps", "the `az boards` CLI or the Azure DevOps tools"),
+    "jira": ("Jira", "the Jira CLI or tools"),
+    "linear": ("Linear", "the Linear tools"),
+    "youtrack": ("YouTrack", "the YouTrack tools"),
+    "github issues": ("GitHub Issues", "`gh issue`"),
+    "github issue": ("GitHub Issues", "`gh issue`"),
+    "gitlab issues": ("GitLab Issues", "`glab issue`"),
+    "trello": ("Trello", "the Trello tools"),
+    "asana": ("Asana", "the Asana tools"),
+    "clickup": ("ClickUp", "the ClickUp tools"),
+}
+_CASED = {"ado": "ADO", "linear": "Linear", "asana": "Asana", "trello": "Trello"}
+_TRACKER = re.compile(r"\b(?P<t>" + "|".join(_TRACKERS) + r")\b", re.IGNORECASE)
+_ITEM = re.compile(
+    r"\b(?:(?:user )?stor(?:y|ies)|tickets?|tasks?|bugs?|issues?|work[- ]items?|epics?|cards?)\b",
+    re.IGNORECASE,
+)
+# "in Jira", "Jira story 12", "story 12 in ADO", "create a ticket in Linear": the item and the
+# tracker close together, not "jira" somewhere in a long sentence.
+_NEAR = 40
+
+
+def tracker(sentence: str) -> Told | None:
+    """ "create a story for that in Azure DevOps" as where this project tracks its work."""
+    text = sentence.strip()
+    if text.endswith("?") or _NEGATION.search(text) or re.search(r"\bor\b", text, re.I):
+        return None  # "Jira or GitHub?" is a choice not yet made
+    m = _TRACKER.search(text)
+    if m is None or len({x.group("t").lower() for x in _TRACKER.finditer(text)}) > 1:
+        return None
+    if m.group("t").lower() in _CASED and m.group("t") not in _CASED.values():
+        return None  # "ado", "linear" as plain words: only their proper names count
+    item = next((i for i in _ITEM.finditer(text) if abs(i.start() - m.start()) <= _NEAR), None)
+    if item is None:
+        return None
+    name, tool = _TRACKERS[m.group("t").lower()]
+    return Told(
+        name=f"Work items are tracked in {name}",
+        description=f"This project's stories, tasks and tickets live in {name}: look up and "
+        "create work items there",
+        how=f"When the user names a story, ticket or task (often only by its number), fetch it "
+        f"from {name} with {tool} before starting; file new work items there, not in a file "
+        "in the repository.",
+        why=f"the user asks for work by its {name} item",
+    )
