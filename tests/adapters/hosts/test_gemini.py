@@ -349,8 +349,9 @@ def test_user_install_writes_hooks_and_server_into_one_file_and_uninstall_restor
     ]
     for event, [group] in ours.items():
         [hook] = group["hooks"]
-        word = hook["command"].rsplit(" ", 1)[-1]
-        assert hook["command"].endswith(f"hook --host gemini {word}")
+        word = hook["command"].split(" hook --host gemini ", 1)[1].split()[0]
+        # `|| true`: a memdir the shell cannot find (exit 127) must not block Gemini's turn
+        assert hook["command"].endswith(f"hook --host gemini {word} || true")
         assert hook["name"] == f"memdir-{word}" and hook["type"] == "command"
         assert 10_000 <= hook["timeout"] <= 60_000  # milliseconds
         assert group.get("matcher") == ("manual" if event == "PreCompress" else None)
@@ -376,6 +377,38 @@ def test_user_install_writes_hooks_and_server_into_one_file_and_uninstall_restor
     code, _ = cli("uninstall", "gemini", "--user")
     assert code == 0
     assert settings.read_text() == REAL_GEMINI_SETTINGS  # byte for byte
+
+
+def test_uninstall_without_the_record_still_finds_memdirs_never_failing_commands(
+    cli: Cli,
+) -> None:
+    settings = cli.home / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(REAL_GEMINI_SETTINGS)
+    assert cli("install", "gemini", "--user")[0] == 0
+    (cli.home / ".memdir" / "installs.json").unlink()  # lost: uninstall reads the commands
+    assert cli("uninstall", "gemini", "--user")[0] == 0
+    after = json.loads(settings.read_text())
+    assert "memdir hook" not in json.dumps(after["hooks"])
+    assert after["hooks"]["BeforeTool"] == json.loads(REAL_GEMINI_SETTINGS)["hooks"]["BeforeTool"]
+
+
+def test_an_install_from_before_never_fail_is_replaced_not_doubled(cli: Cli) -> None:
+    settings = cli.home / ".gemini" / "settings.json"
+    assert cli("install", "gemini", "--user")[0] == 0
+    record_path = cli.home / ".memdir" / "installs.json"
+    old = settings.read_text().replace(" || true", "")  # what the earlier memdir wrote
+    record = json.loads(record_path.read_text().replace(" || true", ""))
+    settings.write_text(old)
+    record_path.write_text(json.dumps(record))
+    assert cli("install", "gemini", "--user")[0] == 0
+    commands = [
+        h["command"]
+        for groups in json.loads(settings.read_text())["hooks"].values()
+        for g in groups
+        for h in g["hooks"]
+    ]
+    assert len(commands) == 5 and all(c.endswith(" || true") for c in commands)
 
 
 def test_a_fresh_install_creates_the_file_and_uninstall_deletes_it(cli: Cli) -> None:

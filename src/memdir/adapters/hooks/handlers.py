@@ -36,7 +36,6 @@ if TYPE_CHECKING:
 
 RECALL_INTRO = "Memories that may be relevant to this prompt (from memdir; verify before relying):"
 EXTRACT_MODES = ("auto", "rules", "model", "off")
-PROMPT_LOG_CHARS = 300  # the hook log keeps the start of each prompt, not all of it
 
 # How a context recalls: (context, query, paths to exclude) -> (memories, how). The warm daemon
 # passes its own (its engines are already loaded); everyone else uses :func:`recall_for`.
@@ -225,7 +224,7 @@ def user_prompt_submit(inp: HookInput, hc: HookContext, restart: str = "") -> st
         inp,
         started,
         via=how,
-        prompt=prompt[:PROMPT_LOG_CHARS],  # so `memdir ui` can show what was asked
+        prompt=prompt,  # so `memdir ui` can show what was asked (hooklog cuts and redacts it)
         skipped=reason,
         injected=[m.path for m in injected],
         settled=[m.path for m in injected if m in late] or None,

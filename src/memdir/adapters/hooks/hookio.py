@@ -39,6 +39,9 @@ class HookInput:
     trigger: str | None = None  # PreCompact: manual | auto
     reason: str | None = None  # SessionEnd
     agent_id: str | None = None  # set when a sub-agent fired the hook
+    # when the host fired the event (Gemini CLI sends one): tells a second real event from
+    # the same event delivered twice
+    timestamp: str | None = None
 
 
 def optional_str(body: dict[str, Any], key: str) -> str | None:
@@ -92,6 +95,8 @@ def standard_input(
         key: optional_str(obj, key)
         for key in ("transcript_path", "cwd", "prompt", "source", "trigger", "reason", "agent_id")
     }
+    stamp = obj.get("timestamp")  # metadata only: a host that sends another type loses nothing
+    fields["timestamp"] = stamp[:64] if isinstance(stamp, str) else None
     fields.update(override)
     return HookInput(event=event, session_id=session_id(obj), **fields)
 

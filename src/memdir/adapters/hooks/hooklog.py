@@ -5,6 +5,12 @@ transcripts' single ``O_APPEND`` write under a lock, so parallel sessions interl
 It is derived and capped: past :data:`MAX_LOG_BYTES` the file is renamed to ``log.1.jsonl``
 (replacing the previous one) and a new one starts. A hook never fails because its log could not
 be written — the hook's answer matters more than its record.
+
+No credential is written: a record's ``prompt`` (what the user typed, a pasted token included)
+and ``text`` (what was injected) go through :func:`memdir.team.secrets.redact` first, whatever
+``privateSecrets`` says — the log is a copy nobody asked to keep. A prompt is kept only to its
+first :data:`PROMPT_LOG_CHARS` characters, cut *after* redaction so a token straddling the cut
+cannot leave a recognisable half behind.
 """
 
 from __future__ import annotations
@@ -23,6 +29,22 @@ from memdir.transcripts import append_entries
 log = logging.getLogger(__name__)
 
 MAX_LOG_BYTES = 4 * 1024 * 1024
+PROMPT_LOG_CHARS = 300  # the log keeps the start of each prompt, not all of it
+# how much of a prompt is scanned before the cut: a PEM private key is ~1.7k characters
+_SCAN_CHARS = PROMPT_LOG_CHARS + 8 * 1024
+
+
+def _scrubbed(entry: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(entry)
+    prompt, text = out.get("prompt"), out.get("text")
+    if isinstance(prompt, str) or isinstance(text, str):
+        from memdir.team.secrets import redact
+
+        if isinstance(prompt, str):
+            out["prompt"] = redact(prompt[:_SCAN_CHARS])[:PROMPT_LOG_CHARS]
+        if isinstance(text, str):
+            out["text"] = redact(text)
+    return out
 
 
 def log_path(cache_dir: Path) -> Path:
@@ -36,7 +58,7 @@ def record(cache_dir: Path, entry: Mapping[str, Any]) -> None:
         with contextlib.suppress(FileNotFoundError):
             if path.stat().st_size > MAX_LOG_BYTES:
                 os.replace(path, path.with_name("log.1.jsonl"))
-        append_entries(path, [{"ts": round(time.time(), 3), **entry}])
+        append_entries(path, [{"ts": round(time.time(), 3), **_scrubbed(entry)}])
     except Exception as exc:  # the log is best effort by design
         log.warning("could not write the hook log %s: %s", path, exc)
 

@@ -28,7 +28,7 @@ from memdir.adapters.hooks.handlers import (
     user_prompt_submit,
 )
 from memdir.adapters.hooks.hookio import HookInput, read_body
-from memdir.adapters.hooks.session_start import session_start
+from memdir.adapters.hooks.session_start import pending_start, session_start
 from memdir.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -38,7 +38,11 @@ if TYPE_CHECKING:
 
 
 def _prompt(inp: HookInput, hc: HookContext) -> str:
-    return user_prompt_submit(inp, hc, lifecycle.after_host_compaction(inp, hc))
+    # a deferred session start first (its claim sees the context as the host resumed it), then
+    # what a compaction the host recorded took out: each block lands once between them
+    start = pending_start(inp, hc)
+    restart = lifecycle.after_host_compaction(inp, hc)
+    return user_prompt_submit(inp, hc, "\n\n".join(t for t in (start, restart) if t))
 
 
 HANDLERS: dict[str, Callable[[HookInput, HookContext], str]] = {

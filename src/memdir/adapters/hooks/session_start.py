@@ -4,11 +4,18 @@ Invariants: the text stays under :data:`SESSION_START_CHARS`; in ``--claude`` mo
 instructions and ``MEMORY.md`` are left to the host, which already puts them in its system
 prompt; no block is put into one context twice (:meth:`~.state.SessionState.claim_start`), a
 resume after a compaction included.
+
+A host whose session-start context does not survive a resume (Gemini CLI drops every stored
+user message that starts with the ``<hook_context>`` its SessionStart prefixed, the user's own
+first prompt with it) says so with ``start_in_first_prompt``: its session-start only warms the
+daemon and records the source, and the first prompt carries the blocks
+(:func:`pending_start`), in a part of the user's turn that the host keeps.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -93,8 +100,37 @@ def session_notes(hc: HookContext, session_id: str) -> str:
 
 
 def session_start(inp: HookInput, hc: HookContext) -> str:
+    if _deferred(hc):
+        return _defer(inp, hc)
     text = start_blocks(inp, hc)
     return hc.dialect.render(inp.event, text, None) if text else ""
+
+
+def _deferred(hc: HookContext) -> bool:
+    return bool(getattr(hc.dialect, "start_in_first_prompt", False))
+
+
+def _defer(inp: HookInput, hc: HookContext) -> str:
+    started = time.perf_counter()
+    if not hc.settings.auto_memory_enabled:
+        log_event(hc, inp, started, skipped="memory disabled", source=inp.source)
+        return ""
+    start_daemon(hc)
+    with hc.sessions.update(inp.session_id) as state:
+        state.start_pending = inp.source or "startup"
+    log_event(hc, inp, started, source=inp.source, deferred="to the first prompt")
+    return ""
+
+
+def pending_start(inp: HookInput, hc: HookContext) -> str:
+    """The blocks a deferred session start left for this prompt ('' for none); taken once."""
+    if not _deferred(hc) or inp.agent_id:
+        return ""
+    with hc.sessions.update(inp.session_id) as state:
+        source, state.start_pending = state.start_pending, ""
+    if not source:
+        return ""
+    return start_blocks(replace(inp, event="session-start", source=source), hc)
 
 
 def start_blocks(inp: HookInput, hc: HookContext) -> str:
@@ -151,7 +187,10 @@ def _claim_start(
         return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
     keys = [digest(identity) for identity, _ in parts]
-    event = "\0".join([inp.source or "", inp.transcript_path or "", inp.cwd or "", *keys])
+    # the host's timestamp, where it sends one, keeps a real second event (Gemini's next
+    # compression seconds later) from reading as the same event delivered twice
+    fields = [inp.source or "", inp.transcript_path or "", inp.cwd or "", inp.timestamp or ""]
+    event = "\0".join([*fields, *keys])
     with hc.sessions.update(inp.session_id) as state:
         why, new = state.claim_start(digest(event), keys, inp.source or "", time.time())
     return [text for key, (_, text) in zip(keys, parts, strict=True) if key in new], why

@@ -158,7 +158,8 @@ def memdir_hook_commands(settings: Mapping[str, Any]) -> list[str]:
     if not isinstance(hooks, dict):
         return []
     pattern = re.compile(
-        r"(^|[/\s'\"])memdir['\"]?(\s.*)?\shook(\s+--host\s+[a-z-]+)?\s+[a-z-]+\s*$"
+        r"(^|[/\s'\"])memdir['\"]?(\s.*)?\shook(\s+--host\s+[a-z-]+)?\s+[a-z-]+"
+        r"(\s*\|\|\s*true)?\s*$"  # Gemini's commands end in `|| true`
     )
     found = []
     for groups in hooks.values():

@@ -82,6 +82,9 @@ class SessionState:
     start_blocks: list[str] = field(default_factory=list)  # digests in the current context
     start_event: str = ""  # digest of the last session-start input, to spot a second delivery
     start_at: float = 0.0
+    # a session start the host cannot take context at (Gemini CLI): its source, for the first
+    # prompt to deliver the blocks
+    start_pending: str = ""
     updated: float = 0.0
     # recalled for an earlier prompt after it was answered (a daemon still loading): the next
     # prompt delivers them, unless surfaced by then
@@ -157,6 +160,7 @@ class SessionState:
             start_blocks=[str(b) for b in raw.get("start_blocks", [])],
             start_event=str(raw.get("start_event", "")),
             start_at=float(raw.get("start_at", 0.0)),
+            start_pending=str(raw.get("start_pending", "")),
             updated=float(raw.get("updated", 0.0)),
             settled=_settled(raw.get("settled")),
             settled_at=float(raw.get("settled_at", 0.0)),

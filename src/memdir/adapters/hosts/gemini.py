@@ -8,8 +8,13 @@ Facts (``docs/hosts-gemini-findings.md``, checked in the real CLI 0.61 by ``test
   — ``PreCompress`` ``trigger`` (auto | manual), ``SessionEnd`` ``reason``;
 - ``hookSpecificOutput.additionalContext`` reaches the model from SessionStart (prefixed to the
   prompt) and BeforeAgent (a part of the same user turn), with ``<``/``>`` escaped; it stays in
-  the history and is replayed on ``--resume``; exit 2 from BeforeAgent blocks the turn, so
-  memdir never exits 2 (:func:`~memdir.adapters.hooks.runner.run_event` always exits 0);
+  the history and is replayed on ``--resume`` — except that a resume drops every stored user
+  message that *starts* with ``<hook_context>`` (the CLI's ``isIgnoredUserContent``), the
+  user's first prompt with it: so memdir's session start is given with the first prompt
+  (``start_in_first_prompt``), whose part the resume keeps;
+- a hook exiting 2 — or 127, a ``memdir`` the shell no longer finds — blocks a BeforeAgent
+  turn: memdir itself always exits 0 (:func:`~memdir.adapters.hooks.runner.run_event`) and each
+  installed command ends in ``|| true`` (:data:`NEVER_FAIL`) for the cases it cannot see;
 - ``PreCompress`` fires before *every* model call, compression or not: memdir's hook is
   installed for the ``manual`` trigger only (``/compress``), and an automatic compression is
   seen afterwards in the session file (:func:`compactions`), where the next BeforeAgent puts the
@@ -57,6 +62,7 @@ HOOK_TIMEOUTS_MS = {
 }
 # PreCompress "auto" fires before every model call; only "manual" (/compress) is a compaction
 MATCHERS = {"pre-compact": "manual"}
+NEVER_FAIL = " || true"  # Gemini runs hooks through the platform shell (bash -c on POSIX)
 _CONTEXT_EVENTS = ("session-start", "user-prompt-submit")
 _HOOK_CONTEXT = re.compile(r"<hook_context>.*?</hook_context>\s*", re.DOTALL)
 _SESSION_CONTEXT = "<session_context>"
@@ -250,6 +256,7 @@ class Gemini:
     scopes: tuple[str, ...] = ("user", "project")
     headless: str | None = "gemini -p"
     model_provider: str | None = None  # no provider runs `gemini -p` yet: offline fallback
+    start_in_first_prompt = True  # a resume drops a stored prompt that starts with its context
 
     def parse(self, event: str, body: Mapping[str, Any]) -> HookInput:
         return parse(event, body)
@@ -289,7 +296,7 @@ class Gemini:
         return [
             HookSpec(
                 host_name,
-                hook_command(prefix, self.name, word),
+                hook_command(prefix, self.name, word) + NEVER_FAIL,
                 HOOK_TIMEOUTS_MS[word],
                 matcher=MATCHERS.get(word),
                 name=f"memdir-{word}",
@@ -305,8 +312,8 @@ class Gemini:
             "The memdir MCP server is installed with `trust: true`: Gemini calls memdir's "
             "memory tools without asking each time (headless runs cannot use them otherwise); "
             "remove `trust` from mcpServers.memdir to be asked.",
-            "Recall and the session start reach the model in the conversation itself; Gemini "
-            "keeps them in the history, so a --resume never gets them twice.",
+            "Recall and the session start reach the model with each prompt, in the conversation "
+            "itself; Gemini keeps them in the history, so a --resume never gets them twice.",
         ]
         if scope == "project":
             notes.insert(
@@ -324,6 +331,7 @@ __all__ = [
     "DIALECT",
     "EVENTS",
     "HOOK_TIMEOUTS_MS",
+    "NEVER_FAIL",
     "Gemini",
     "compactions",
     "parse",
