@@ -34,6 +34,7 @@ HOST_SPEC_PREFIX = "claude-code:"
 HOST_PROVIDERS = {
     "claude-code": "memdir.llm.claude_code",
     "codex": "memdir.llm.codex_cli",
+    "gemini": "memdir.llm.gemini_cli",
 }
 
 
