@@ -83,6 +83,13 @@ def find_cli(env: Mapping[str, str]) -> str | None:
     return shutil.which("gemini", path=env.get("PATH") or os.defpath)
 
 
+def model_words(host_model: str) -> str:
+    """What ``hostModel`` means here, in plain words (``memdir install gemini`` says it)."""
+    name = io.model_name(host_model)
+    fresh, _, out = io.price_of(name)
+    return f"{name}, list price ${fresh:.2f} / ${out:.2f} per million input / output tokens"
+
+
 def user_gemini_dir(env: Mapping[str, str]) -> Path:
     """The user's ``~/.gemini`` (``$GEMINI_CLI_HOME/.gemini`` when set)."""
     return Path(env.get("GEMINI_CLI_HOME") or env.get("HOME") or Path.home()) / ".gemini"
@@ -371,4 +378,11 @@ class HostCliProvider:
         return cost
 
 
-__all__ = ["CALLS_PER_TURN", "DEFAULT_TIMEOUT", "HostCliProvider", "find_cli", "user_auth_type"]
+__all__ = [
+    "CALLS_PER_TURN",
+    "DEFAULT_TIMEOUT",
+    "HostCliProvider",
+    "find_cli",
+    "model_words",
+    "user_auth_type",
+]

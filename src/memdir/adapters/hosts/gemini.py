@@ -249,7 +249,7 @@ class Gemini:
     events: Mapping[str, str] = EVENTS
     scopes: tuple[str, ...] = ("user", "project")
     headless: str | None = "gemini -p"
-    model_provider: str | None = None  # no provider runs `gemini -p` yet: offline fallback
+    model_provider: str | None = "gemini"  # memdir.llm.gemini_cli
 
     def parse(self, event: str, body: Mapping[str, Any]) -> HookInput:
         return parse(event, body)
