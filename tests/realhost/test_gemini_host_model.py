@@ -99,7 +99,9 @@ def test_extraction_writes_through_memdirs_relay_with_no_gemini_tools_hooks_or_s
     memory_dir.mkdir()
     target = memory_dir / "feedback_no_mocked_db.md"
     fake_gemini.script(
-        Reply(function_calls=(relay_tool("Write", {"file_path": str(target), "content": FEEDBACK}),)),
+        Reply(
+            function_calls=(relay_tool("Write", {"file_path": str(target), "content": FEEDBACK}),)
+        ),
         "Saved one feedback memory.",
     )
     extractor = AgentExtractor(make_provider(gemini, ledger), MemoryStore(memory_dir))
@@ -128,7 +130,9 @@ def test_extraction_writes_through_memdirs_relay_with_no_gemini_tools_hooks_or_s
     assert row["model"] == "gemini-2.5-flash"
     assert row["input_tokens"] > 0 and row["output_tokens"] > 0 and row["cost_usd"] > 0
     assert row["cost_estimated"] is True and row["usage_estimated"] is False
-    assert result.run is not None and result.run.cost_usd == pytest.approx(row["cost_usd"], abs=1e-6)
+    assert result.run is not None and result.run.cost_usd == pytest.approx(
+        row["cost_usd"], abs=1e-6
+    )
 
 
 def test_writes_outside_the_memory_dir_and_refused_commands_are_refused_by_memdir(
