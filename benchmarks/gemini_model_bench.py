@@ -28,7 +28,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the harness in t
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import machine, table
-
 from memdir.llm.base import CompletionRequest, Message, ToolResultBlock, ToolSpec, ToolUseBlock
 from memdir.llm.gemini_cli import HostCliProvider
 
