@@ -159,7 +159,7 @@ def test_a_plain_call_runs_a_stripped_child_in_a_private_home_and_books_tokens(
     assert settings["tools"]["core"] == []  # no tool at all, built-in or MCP
     assert "mcpServers" not in settings and "mcp" not in settings
     assert settings["hooksConfig"] == {"enabled": False}
-    assert settings["model"] == {"name": "gemini-2.5-flash", "maxSessionTurns": 2}
+    assert settings["model"] == {"name": "gemini-2.5-flash", "maxSessionTurns": 1}
     assert settings["privacy"]["usageStatisticsEnabled"] is False
     assert settings["telemetry"]["enabled"] is False and settings["skills"]["enabled"] is False
     assert "auth" not in settings["security"]  # no user setting: the CLI picks from the env

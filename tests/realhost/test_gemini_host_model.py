@@ -17,7 +17,7 @@ import pytest
 import memdir.llm.base
 from memdir.errors import BudgetExhaustedError, HostModelUnavailableError
 from memdir.extract.agent import AgentExtractor
-from memdir.llm.base import CompletionRequest, Message
+from memdir.llm.base import CompletionRequest, Message, ToolSpec
 from memdir.llm.gemini_cli import HostCliProvider
 from memdir.llm.ledger import CostLedger
 from memdir.store import MemoryStore
@@ -190,6 +190,23 @@ def test_plain_and_structured_completions_and_the_model_switch(
     assert second.model == "gemini-2.5-flash-lite"
     assert '"selected_memories"' in system_prompt(second)  # the schema went into the prompt
     assert [r["model"] for r in ledger.rows()] == ["gemini-2.5-flash", "gemini-2.5-flash-lite"]
+
+
+def test_complete_with_tools_captures_the_first_responses_calls_and_runs_none(
+    gemini: GeminiHost, fake_gemini: FakeGemini, tmp_path: Path, ledger: CostLedger
+) -> None:
+    target = tmp_path / "memory" / "x.md"
+    write = relay_tool("Write", {"file_path": str(target), "content": "x"})
+    fake_gemini.script(Reply(text="writing", function_calls=(write,)), "never asked for")
+    specs = [ToolSpec("Write", "write a memory file", {"type": "object", "properties": {}})]
+    request = CompletionRequest(system="s", messages=[Message("user", "go")], tools=specs)
+    completion = asyncio.run(make_provider(gemini, ledger).complete(request))
+    assert completion.stop_reason == "tool_use" and completion.text == "writing"
+    assert [(c.name, c.input) for c in completion.tool_calls] == [("Write", write.args)]
+    assert len(fake_gemini.main_requests()) == 1 and fake_gemini.pending() == 1
+    assert not target.exists()
+    (row,) = ledger.rows()
+    assert row["error"] is None and row["input_tokens"] > 0
 
 
 def test_a_model_that_never_stops_calling_is_ended_at_the_turn_limit(

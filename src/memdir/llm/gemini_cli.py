@@ -8,7 +8,8 @@ is one ``gemini -p`` child with the user's own auth (the environment, and the au
 * :meth:`HostCliProvider.complete` — the ``Provider`` protocol. Gemini CLI has no output-schema
   flag, so a structured request gets its schema in the instructions and the reply is parsed. A
   request with tools runs the relay in *capture* mode: the tool calls of the model's first
-  response are returned to the caller and never run (later calls are refused).
+  response are returned to the caller and never run, and ``maxSessionTurns: 1`` ends the child
+  before a second response (the CLI's turn-limit error is then the expected end).
 * :meth:`HostCliProvider.run_tool_loop` — a whole agent run in one child, every tool call coming
   back through the relay (:mod:`memdir.llm.relay_mcp`) to the caller's ``execute``. The CLI
   stops after ``max_turns`` model turns (``model.maxSessionTurns``: ``stop_reason="max_turns"``);
@@ -61,7 +62,7 @@ DEFAULT_TIMEOUT = 300.0
 LINE_LIMIT = 64 * 1024 * 1024  # one JSON line can hold a whole tool result
 CALLS_PER_TURN = 4
 LATE_CALLS_ALLOWED = 2
-SINGLE_CALL_TURNS = 2  # a plain or captured call: one answer (and one more to end cleanly)
+SINGLE_CALL_TURNS = 1  # a plain or captured call: the first response only, never a second
 MAX_SETTINGS_BYTES = 1024 * 1024
 OAUTH_FILES = ("oauth_creds.json", "google_accounts.json")
 CAPTURED = "(not run here: memdir runs this tool call itself)"
