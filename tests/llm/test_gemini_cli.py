@@ -191,6 +191,27 @@ def test_the_users_auth_type_and_google_login_reach_the_child(fake: Fake) -> Non
     assert not (gemini_dir / "oauth_creds.json").is_symlink()  # the user's file, untouched
 
 
+def test_a_login_file_that_cannot_be_copied_is_an_unavailable_error_not_a_crash(
+    fake: Fake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gemini_dir = fake.home / ".gemini"
+    settings = {"security": {"auth": {"selectedType": "oauth-personal"}}}
+    (gemini_dir / "settings.json").write_text(json.dumps(settings))
+    (gemini_dir / "oauth_creds.json").mkdir()  # not a regular file: skipped, not copied
+    asyncio.run(fake.provider().complete(REQUEST))
+    assert fake.call()["home_files"] == ["settings.json"]
+    (gemini_dir / "oauth_creds.json").rmdir()
+    (gemini_dir / "oauth_creds.json").write_text("{}")
+
+    def full_disk(*args: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("memdir.llm.gemini_cli.shutil.copyfile", full_disk)
+    with pytest.raises(HostModelUnavailableError, match=r"private home: .*No space left"):
+        asyncio.run(fake.provider().complete(REQUEST))
+    assert len([r for r in fake.records() if "argv" in r]) == 1  # no second child started
+
+
 @pytest.mark.parametrize(
     ("content", "expected"),
     [

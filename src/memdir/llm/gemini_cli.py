@@ -236,14 +236,22 @@ class HostCliProvider:
         if holder is not None:
             holder.append(stream)
         started = time.monotonic()
-        home = Path(tempfile.mkdtemp(prefix="memdir-gemini-"))
+        try:
+            home = Path(tempfile.mkdtemp(prefix="memdir-gemini-"))
+        except OSError as exc:
+            raise HostModelUnavailableError(f"cannot make the Gemini CLI's home: {exc}") from None
         prompt = render_prompt(request.messages)
         sent = f"{request.system_text}\n\n{prompt}"  # what a killed child's tokens are guessed from
         spent = False
         try:
-            home.chmod(0o700)
             auth = user_auth_type(self.env)
-            system_md = self._prepare(home, request, auth)
+            try:
+                home.chmod(0o700)
+                system_md = self._prepare(home, request, auth)
+            except OSError as exc:  # a full disk, an unreadable login file: offline, not a crash
+                raise HostModelUnavailableError(
+                    f"cannot prepare the Gemini CLI's private home: {exc}"
+                ) from None
             settings: dict[str, Any] = {
                 "model": self.model_label,
                 "max_turns": max_turns,
