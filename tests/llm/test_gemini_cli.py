@@ -110,6 +110,7 @@ class Fake:
             "FAKE_GEMINI_LOG": str(self.log),
             "GEMINI_API_KEY": "k",
             "GEMINI_SESSION_ID": "the-parent-session",
+            "GEMINI_MODEL": "gemini-2.5-pro",
             "GEMINI_SYSTEM_MD": "/the/users/own/system.md",
         }
 
@@ -167,6 +168,7 @@ def test_a_plain_call_runs_a_stripped_child_in_a_private_home_and_books_tokens(
     assert env["GEMINI_CLI_HOME"] == call["cwd"] != str(fake.dir)
     assert env["MEMDIR_CHILD"] == "1" and env["GEMINI_CLI_NO_RELAUNCH"] == "true"
     assert "GEMINI_SESSION_ID" not in env and env["GEMINI_API_KEY"] == "k"
+    assert "GEMINI_MODEL" not in env  # it would outrank the model memdir set
     assert env["GEMINI_SYSTEM_MD"] != "/the/users/own/system.md"
     assert call["system"] == "be brief"
     assert call["home_files"] == ["settings.json"]

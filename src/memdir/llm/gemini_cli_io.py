@@ -56,8 +56,10 @@ SMALL_ALIASES = frozenset({"", "default", "haiku"})
 LARGE_ALIASES = frozenset({"sonnet", "opus"})
 
 # Set for the child; a parent Gemini session's markers (a hook's environment) would only
-# confuse it, and a user's GEMINI_SYSTEM_MD / GEMINI_CLI_HOME are replaced by memdir's.
+# confuse it, a user's GEMINI_SYSTEM_MD / GEMINI_CLI_HOME are replaced by memdir's, and
+# GEMINI_MODEL would override the model memdir chose (it outranks settings' model.name).
 DROPPED_ENV = (
+    "GEMINI_MODEL",
     "GEMINI_SESSION_ID",
     "GEMINI_PROJECT_DIR",
     "GEMINI_CWD",
