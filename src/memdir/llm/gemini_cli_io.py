@@ -68,6 +68,10 @@ DROPPED_ENV = (
     "GEMINI_WRITE_SYSTEM_MD",
     "GEMINI_CLI_IDE_SERVER_PORT",
     "GEMINI_CLI_IDE_WORKSPACE_PATH",
+    "GEMINI_CLI_IDE_PID",
+    "GEMINI_CLI_IDE_SERVER_STDIO_COMMAND",
+    # a container sandbox would not see the relay's socket; the child has no built-ins to jail
+    "GEMINI_SANDBOX",
 )
 
 # USD per million tokens: (input, cached input, output), Google's list prices (2025, prompts
