@@ -30,7 +30,8 @@ if TYPE_CHECKING:
 HOST_SPEC_PREFIX = "claude-code:"
 # A host CLI run headless as memdir's background model: spec prefix -> module holding
 # ``HostCliProvider`` (a class taking ``(model, *, env, ledger, cwd, purpose, session)``) and
-# ``find_cli(env) -> str | None``. A host's dialect names its prefix (``model_provider``).
+# ``find_cli(env) -> str | None`` (and, optionally, ``model_words(host_model) -> str``, what the
+# model is in plain words). A host's dialect names its prefix (``model_provider``).
 HOST_PROVIDERS = {
     "claude-code": "memdir.llm.claude_code",
     "codex": "memdir.llm.codex_cli",
