@@ -437,29 +437,32 @@ def test_a_timeout_kills_the_childs_whole_group(fake: Fake) -> None:
         pytest.fail("the child's own child outlived the timeout")
 
 
-def test_stream_folding_of_parallel_calls_and_thinking_tokens() -> None:
+def test_stream_folding_one_assistant_message_per_turn_and_thinking_tokens() -> None:
     stream = io.Stream()
     events = reply(
-        use("Read", {"a": 1}, "r1"),
+        use("Read", {"a": 1}, "r1"),  # turn 1: two parallel calls, run after the response
         use("Read", {"a": 2}, "r2"),
         result("r1", "one"),
-        use("Write", {}, "w3"),  # a call announced after a result of the same turn
         result("r2", "two"),
+        use("Write", {}, "w3"),  # turn 2: a call after the results
         result("w3", "denied", status="error"),
-        text("do"),
+        text("do"),  # turn 3: the answer, in deltas
         text("ne"),
     )
-    for event in [*events, "not json", [1]]:
-        stream.feed(json.dumps(event).encode() if not isinstance(event, str) else b"not json")
-    ask, answer, _final = stream.messages
-    assert [b.name for b in ask.blocks if isinstance(b, ToolUseBlock)] == ["Read", "Read", "Write"]
-    results = [b for b in answer.blocks if isinstance(b, ToolResultBlock)]
-    assert [(r.content, r.is_error) for r in results] == [
+    for event in events:
+        stream.feed(json.dumps(event).encode())
+    stream.feed(b"not json")
+    stream.feed(b"[1]")
+    first, answers, second, denied, final = stream.messages
+    assert [b.name for b in first.blocks if isinstance(b, ToolUseBlock)] == ["Read", "Read"]
+    assert [(b.content, b.is_error) for b in answers.blocks if isinstance(b, ToolResultBlock)] == [
         ("one", False),
         ("two", False),
-        ("denied", True),
     ]
-    assert stream.final_text == "done" and stream.turns == 2 and stream.text_after_tools
+    assert [b.name for b in second.blocks if isinstance(b, ToolUseBlock)] == ["Write"]
+    assert [b.is_error for b in denied.blocks if isinstance(b, ToolResultBlock)] == [True]
+    assert final.role == "assistant" and stream.final_text == "done"
+    assert stream.turns == 3 and stream.text_after_tools
     assert stream.usage is not None and stream.usage.output_tokens == 110
     assert io.model_usage({"input_tokens": 10, "output_tokens": 3}).input_tokens == 10
     assert io.model_usage("junk").input_tokens == 0

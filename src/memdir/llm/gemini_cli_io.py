@@ -261,8 +261,10 @@ def memdir_name(tool: str) -> str:
 class Stream:
     """The child's ``stream-json`` events, folded as they arrive.
 
-    Text deltas join the current assistant message; tool calls join it too; results form a
-    user message; text after a result starts a new assistant message (one per model turn)."""
+    Text deltas join the current assistant message; tool calls join it too (the CLI prints a
+    response's calls as it streams and runs them after it ends); results form a user message;
+    text or a call after a result starts a new assistant message, so there is one assistant
+    message per model turn."""
 
     messages: list[Message] = field(default_factory=list)
     session_id: str | None = None
@@ -372,10 +374,7 @@ class Stream:
         last = self.messages[-1] if self.messages else None
         if last is not None and last.role == "assistant":
             self.messages[-1] = Message("assistant", [*last.blocks, use])
-        elif last is not None and len(self.messages) >= 2 and _pending(self.messages[-2]):
-            ask = self.messages[-2]  # parallel calls: results may arrive between the calls
-            self.messages[-2] = Message("assistant", [*ask.blocks, use])
-        else:
+        else:  # the CLI runs a response's calls after it ends: a call after results is a new turn
             self.messages.append(Message("assistant", [use]))
 
     def _tool_result(self, event: Mapping[str, Any]) -> None:
@@ -390,15 +389,6 @@ class Stream:
             self.messages[-1] = Message("user", [*last.blocks, result])
         else:
             self.messages.append(Message("user", [result]))
-
-
-def _pending(message: Message) -> bool:
-    """An assistant message whose tool calls are still coming back (it ends in a call)."""
-    return (
-        message.role == "assistant"
-        and bool(message.blocks)
-        and isinstance(message.blocks[-1], ToolUseBlock)
-    )
 
 
 __all__ = [
