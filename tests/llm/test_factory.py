@@ -72,7 +72,7 @@ def test_anthropic_without_key_is_a_config_error() -> None:
 
 
 @pytest.mark.parametrize(
-    "spec", ["", "anthropic", "anthropic:", "gemini:pro", "openai:@http://x", "claude-test"]
+    "spec", ["", "anthropic", "anthropic:", "bard:pro", "openai:@http://x", "claude-test"]
 )
 def test_invalid_specs(spec: str) -> None:
     with pytest.raises(ProviderConfigError):

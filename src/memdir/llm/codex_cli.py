@@ -29,20 +29,19 @@ with its prompt's estimated input tokens, so the budget still counts it.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import shutil
-import signal
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import memdir
 from memdir.errors import HostModelUnavailableError, ProviderError
+from memdir.llm import cli_child
 from memdir.llm import codex_cli_io as io
 from memdir.llm.base import (
     Completion,
@@ -63,7 +62,8 @@ from memdir.llm.tool_relay import ToolRelay
 DEFAULT_TIMEOUT = 300.0
 LIST_TIMEOUT = 20.0
 LINE_LIMIT = 64 * 1024 * 1024  # one JSON line can hold a whole tool result
-STDERR_TAIL = 400
+# Codex's own start-up warnings are noise here (PATH aliases, bubblewrap, model metadata).
+STDERR_NOISE = ("WARNING:", "warning:")
 CALLS_PER_TURN = 4
 LATE_CALLS_ALLOWED = 2
 CAPTURED = "(not run here: memdir runs this tool call itself)"
@@ -298,10 +298,12 @@ class HostCliProvider:
                 "`codex mcp list` did not answer within its time limit"
             ) from None
         finally:
-            await _end(proc)
+            await cli_child.end(proc)
         try:
             if proc.returncode != 0:
-                raise ValueError(_tail(err) or f"exit status {proc.returncode}")
+                raise ValueError(
+                    cli_child.tail(err, STDERR_NOISE) or f"exit status {proc.returncode}"
+                )
             return io.server_names(out.decode("utf-8", "replace"))
         except (ValueError, KeyError) as exc:
             raise HostModelUnavailableError(
@@ -334,7 +336,7 @@ class HostCliProvider:
         limit = timeout or self.timeout
         try:
             async with asyncio.timeout(limit):
-                await _drive(proc, call.prompt, stream, stop)
+                await cli_child.drive(proc, call.prompt, stream, stop, noise=STDERR_NOISE)
         except TimeoutError:
             raise HostModelUnavailableError(
                 f"the Codex CLI did not answer within {limit:g}s"
@@ -342,7 +344,7 @@ class HostCliProvider:
         except (OSError, ValueError) as exc:  # a broken pipe, an unreadable stream
             raise HostModelUnavailableError(f"reading the Codex CLI failed: {exc}") from None
         finally:
-            await _end(proc)
+            await cli_child.end(proc)
 
     def _record(
         self, stream: io.Stream, started: float, prompt: str | None, *, error: str | None
@@ -378,58 +380,6 @@ class HostCliProvider:
                 }
             )
         return cost
-
-
-async def _drive(
-    proc: asyncio.subprocess.Process,
-    prompt: str,
-    stream: io.Stream,
-    stop: asyncio.Event | None,
-) -> None:
-    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-    with contextlib.suppress(ConnectionError):
-        proc.stdin.write(prompt.encode("utf-8"))
-        await proc.stdin.drain()
-        proc.stdin.close()
-    err_task = asyncio.ensure_future(proc.stderr.read())
-    out = proc.stdout
-
-    async def read() -> None:
-        while line := await out.readline():
-            stream.feed(line)
-            if stream.failure is not None:
-                return  # e.g. a refused key: no retry will fix it, stop waiting now
-        await proc.wait()
-
-    stopper: Callable[[], Awaitable[Any]] = stop.wait if stop is not None else asyncio.Event().wait
-    reader = asyncio.ensure_future(read())
-    waiter = asyncio.ensure_future(stopper())
-    try:
-        await asyncio.wait({reader, waiter}, return_when=asyncio.FIRST_COMPLETED)
-        if reader.done():
-            reader.result()
-        if not stream.done and stream.failure is None and reader.done():
-            with contextlib.suppress(Exception):
-                err = await asyncio.wait_for(err_task, 1.0)
-                stream.stderr = _tail(err)
-    finally:
-        for task in (reader, waiter, err_task):
-            task.cancel()
-
-
-def _tail(raw: bytes) -> str:
-    lines = raw.decode("utf-8", "replace").splitlines()
-    # Codex's own start-up warnings are noise here (PATH aliases, bubblewrap, model metadata).
-    kept = [ln for ln in lines if ln.strip() and not ln.startswith(("WARNING:", "warning:"))]
-    return " ".join(" ".join(kept).split())[-STDERR_TAIL:]
-
-
-async def _end(proc: asyncio.subprocess.Process) -> None:
-    if proc.returncode is None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
-    with contextlib.suppress(Exception):
-        await asyncio.wait_for(proc.wait(), 5.0)
 
 
 __all__ = ["CALLS_PER_TURN", "DEFAULT_TIMEOUT", "HostCliProvider", "find_cli", "strict_schema"]

@@ -285,6 +285,10 @@ class Stream:
         return self.usage is not None
 
     @property
+    def failed(self) -> bool:
+        return self.failure is not None
+
+    @property
     def turns(self) -> int:
         return sum(1 for m in self.messages if m.role == "assistant")
 

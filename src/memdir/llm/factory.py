@@ -15,6 +15,9 @@ Specs::
     codex:<model>                  the user's own Codex CLI (``codex exec``); ``codex:default``
                                    (or a Claude alias such as haiku) uses the model configured
                                    in Codex; tokens and an estimated cost go to ``ledger``
+    gemini:<model>                 the user's own Gemini CLI (``gemini -p``); a Claude alias maps
+                                   to a Gemini tier (haiku: gemini-2.5-flash); tokens and an
+                                   estimated cost go to ``ledger``
 
 The environment is a parameter, never ``os.environ``: only entry points read the process
 environment. Network providers come back wrapped in ``RetryingProvider``; the local llama.cpp
@@ -36,7 +39,7 @@ if TYPE_CHECKING:
 
 SPEC_HELP = (
     "expected anthropic:<model>, openai:<model>[@<base_url>], llamacpp:<file.gguf|smollm2>, "
-    "scripted:<replies.json>, claude-code:<model> or codex:<model>"
+    "scripted:<replies.json>, claude-code:<model>, codex:<model> or gemini:<model>"
 )
 
 
@@ -112,6 +115,11 @@ def provider_from_spec(
 
         # No RetryingProvider, for the same reason as claude-code.
         return HostCliProvider(rest, env=env, ledger=ledger, cwd=cwd)
+    if kind == "gemini":
+        from memdir.llm import gemini_cli
+
+        # No RetryingProvider, for the same reason as claude-code.
+        return gemini_cli.HostCliProvider(rest, env=env, ledger=ledger, cwd=cwd)
     if kind == "scripted":
         from memdir.llm.script_file import load_script
 

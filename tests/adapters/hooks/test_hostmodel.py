@@ -158,6 +158,26 @@ def test_install_llm_choice(tmp_path: Path, llm: str, pinned: bool, says: str) -
     assert command.startswith("env MEMDIR_HOST_MODEL=off ") is pinned
 
 
+@pytest.mark.parametrize("on_path", [False, True])
+def test_install_gemini_names_the_gemini_model_and_its_price(tmp_path: Path, on_path: bool) -> None:
+    home, project, bin_dir = tmp_path / "home", tmp_path / "project", tmp_path / "bin"
+    (project / ".git").mkdir(parents=True)
+    home.mkdir()
+    bin_dir.mkdir()
+    if on_path:
+        (bin_dir / "gemini").write_text("#!/bin/sh\n")
+        (bin_dir / "gemini").chmod(0o755)
+    out = io.StringIO()
+    env = {"HOME": str(home), "PATH": f"{bin_dir}:/usr/bin:/bin"}
+    argv = ["--text", "install", "gemini", "--project", "--dry-run"]
+    assert main(argv, env=env, cwd=project, stdout=out, stderr=io.StringIO()) == 0
+    said = out.getvalue()
+    assert "gemini:haiku (gemini-2.5-flash, list price $0.30 / $2.50 per million" in said
+    assert "your own Gemini CLI (gemini -p)" in said and "$1.00 a day" in said
+    assert ("not available here" in said) is not on_path
+    assert background_spec(settings(tmp_path), "gemini") == "gemini:haiku"
+
+
 def _transcript(tmp_path: Path, cwd: Path) -> Path:
     from memdir.transcripts import Transcript
 

@@ -30,10 +30,12 @@ if TYPE_CHECKING:
 HOST_SPEC_PREFIX = "claude-code:"
 # A host CLI run headless as memdir's background model: spec prefix -> module holding
 # ``HostCliProvider`` (a class taking ``(model, *, env, ledger, cwd, purpose, session)``) and
-# ``find_cli(env) -> str | None``. A host's dialect names its prefix (``model_provider``).
+# ``find_cli(env) -> str | None`` (and, optionally, ``model_words(host_model) -> str``, what the
+# model is in plain words). A host's dialect names its prefix (``model_provider``).
 HOST_PROVIDERS = {
     "claude-code": "memdir.llm.claude_code",
     "codex": "memdir.llm.codex_cli",
+    "gemini": "memdir.llm.gemini_cli",
 }
 
 
@@ -109,7 +111,7 @@ def describe(
     from memdir.llm.claude_code import find_cli
 
     if dialect is not None and dialect.model_provider != "claude-code":
-        return _describe_other(settings, llm, dialect)
+        return _describe_other(settings, env, llm, dialect)
 
     offline = (
         "Per-prompt recall is always local (no model, no cost). Without a model, memories are "
@@ -149,7 +151,9 @@ def describe(
     return lines
 
 
-def _describe_other(settings: Settings, llm: str, dialect: Dialect) -> list[str]:
+def _describe_other(
+    settings: Settings, env: Mapping[str, str], llm: str, dialect: Dialect
+) -> list[str]:
     offline = (
         "Per-prompt recall is always local (no model, no cost). Without a model, memories are "
         'saved from explicit statements ("remember that ...") and what a whole session shows, '
@@ -169,10 +173,17 @@ def _describe_other(settings: Settings, llm: str, dialect: Dialect) -> list[str]
             f"Model: {spec}, with your own API key — memdir never uses your {dialect.title} login.",
             offline,
         ]
+    spec = f"{dialect.model_provider}:{settings.host_model}"
+    host = host_cli_module(spec)
+    # a provider may say which model a hostModel value means for it (gemini: a Gemini tier)
+    words = getattr(host, "model_words", None)
     claude_alias = settings.host_model in ("haiku", "sonnet", "opus", "default")
-    model = f"your {dialect.title} default model" if claude_alias else settings.host_model
-    return [
-        f"Model: {dialect.model_provider}:{settings.host_model} ({model}) — your own "
+    if callable(words):
+        model = str(words(settings.host_model))
+    else:
+        model = f"your {dialect.title} default model" if claude_alias else settings.host_model
+    lines = [
+        f"Model: {spec} ({model}) — your own "
         f"{dialect.title} ({dialect.headless}) and login, started in the background after a "
         "turn to extract memories, before a compaction to update the session notes and at "
         "session end to dream; no built-in tools, no hooks, no session saved, writes only "
@@ -182,6 +193,12 @@ def _describe_other(settings: Settings, llm: str, dialect: Dialect) -> list[str]
         "offline. `memdir status` shows the spend; `--llm off` turns it off.",
         "Per-prompt recall stays local (no model, no cost).",
     ]
+    if host is not None and host.find_cli(env) is None:
+        lines.append(
+            f"Note: `{dialect.headless}` is not available here (the CLI is not on PATH) — until "
+            "it is, memdir works offline."
+        )
+    return lines
 
 
 __all__ = [

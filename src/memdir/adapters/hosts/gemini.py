@@ -255,7 +255,7 @@ class Gemini:
     events: Mapping[str, str] = EVENTS
     scopes: tuple[str, ...] = ("user", "project")
     headless: str | None = "gemini -p"
-    model_provider: str | None = None  # no provider runs `gemini -p` yet: offline fallback
+    model_provider: str | None = "gemini"  # memdir.llm.gemini_cli
     start_in_first_prompt = True  # a resume drops a stored prompt that starts with its context
 
     def parse(self, event: str, body: Mapping[str, Any]) -> HookInput:

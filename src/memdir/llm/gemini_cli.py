@@ -1,0 +1,397 @@
+"""The ``gemini`` provider: memdir's background model calls through the user's own Gemini CLI.
+
+The twin of :mod:`memdir.llm.codex_cli` for Gemini CLI (pinned and verified: 0.61). Each call
+is one ``gemini -p`` child with the user's own auth (the environment, and the auth type their
+``~/.gemini/settings.json`` selects), in a private config home holding memdir's settings only
+(the switches and why: :mod:`memdir.llm.gemini_cli_io`).
+
+* :meth:`HostCliProvider.complete` — the ``Provider`` protocol. Gemini CLI has no output-schema
+  flag, so a structured request gets its schema in the instructions and the reply is parsed. A
+  request with tools runs the relay in *capture* mode: the tool calls of the model's first
+  response are returned to the caller and never run, and ``maxSessionTurns: 1`` ends the child
+  before a second response (the CLI's turn-limit error is then the expected end).
+* :meth:`HostCliProvider.run_tool_loop` — a whole agent run in one child, every tool call coming
+  back through the relay (:mod:`memdir.llm.relay_mcp`) to the caller's ``execute``. The CLI
+  stops after ``max_turns`` model turns (``model.maxSessionTurns``: ``stop_reason="max_turns"``);
+  memdir also answers calls past ``max_turns * CALLS_PER_TURN`` with an error and stops a model
+  that keeps calling.
+
+Failures never hang a hook: a missing executable, no usable auth (the CLI's own message), a
+failed run or the timeout (the child's process group is killed) raise
+:class:`~memdir.errors.HostModelUnavailableError`; a spent daily budget raises
+:class:`~memdir.errors.BudgetExhaustedError` before anything starts. Every call that started a
+child is recorded in the cost ledger with its tokens and an *estimated* cost
+(:data:`~memdir.llm.gemini_cli_io.PRICES`); a child killed before it reported usage is recorded
+with its prompt's estimated input tokens, so the budget still counts it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import memdir
+from memdir.errors import HostModelUnavailableError, ProviderError
+from memdir.llm import cli_child
+from memdir.llm import gemini_cli_io as io
+from memdir.llm.base import (
+    Completion,
+    CompletionRequest,
+    LoopResult,
+    ToolExecutor,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+    estimate_tokens,
+    parse_json_output,
+    require_real_providers_allowed,
+)
+from memdir.llm.claude_code_io import render_prompt
+from memdir.llm.ledger import CostLedger
+from memdir.llm.tool_relay import ToolRelay
+
+DEFAULT_TIMEOUT = 300.0
+LINE_LIMIT = 64 * 1024 * 1024  # one JSON line can hold a whole tool result
+CALLS_PER_TURN = 4
+LATE_CALLS_ALLOWED = 2
+SINGLE_CALL_TURNS = 1  # a plain or captured call: the first response only, never a second
+MAX_SETTINGS_BYTES = 1024 * 1024
+OAUTH_FILES = ("oauth_creds.json", "google_accounts.json")
+CAPTURED = "(not run here: memdir runs this tool call itself)"
+CAPTURE_CLOSED = "memdir takes only the first response's tool calls: reply with text, no tools."
+LIMIT_REACHED = (
+    "memdir's tool-call limit for this run is reached: call no more tools and reply with a "
+    "short final message."
+)
+# Gemini's start-up chatter on stderr, never the reason a run failed.
+STDERR_NOISE = ("Warning: 256-color", "Ripgrep is not available", "Could not verify the current")
+PYTHONPATH = str(Path(memdir.__file__).resolve().parent.parent)  # where the relay imports from
+
+
+def find_cli(env: Mapping[str, str]) -> str | None:
+    """The CLI to run: ``MEMDIR_GEMINI_CLI`` when set, else ``gemini`` on the env's PATH."""
+    explicit = env.get("MEMDIR_GEMINI_CLI", "").strip()
+    if explicit:
+        return explicit if Path(explicit).is_file() else None
+    return shutil.which("gemini", path=env.get("PATH") or os.defpath)
+
+
+def model_words(host_model: str) -> str:
+    """What ``hostModel`` means here, in plain words (``memdir install gemini`` says it)."""
+    name = io.model_name(host_model)
+    fresh, _, out = io.price_of(name)
+    return f"{name}, list price ${fresh:.2f} / ${out:.2f} per million input / output tokens"
+
+
+def user_gemini_dir(env: Mapping[str, str]) -> Path:
+    """The user's ``~/.gemini`` (``$GEMINI_CLI_HOME/.gemini`` when set)."""
+    return Path(env.get("GEMINI_CLI_HOME") or env.get("HOME") or Path.home()) / ".gemini"
+
+
+def user_auth_type(env: Mapping[str, str]) -> str | None:
+    """``security.auth.selectedType`` of the user's settings, so the child authenticates as the
+    user's CLI does; None when unset or unreadable (the child then picks from the env, as the
+    CLI itself would)."""
+    path = user_gemini_dir(env) / "settings.json"
+    try:
+        if not path.is_file() or path.stat().st_size > MAX_SETTINGS_BYTES:
+            return None
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    security = value.get("security") if isinstance(value, dict) else None
+    auth = security.get("auth") if isinstance(security, dict) else None
+    chosen = auth.get("selectedType") if isinstance(auth, dict) else None
+    return chosen if isinstance(chosen, str) and chosen else None
+
+
+class HostCliProvider:
+    """``Provider`` over ``gemini -p``; also runs whole tool loops (``run_tool_loop``)."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        env: Mapping[str, str],
+        ledger: CostLedger | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        cwd: Path | None = None,
+        purpose: str | None = None,
+        session: str | None = None,
+        python: str = sys.executable,
+    ) -> None:
+        require_real_providers_allowed("gemini")
+        self.model = model
+        self.env = dict(env)
+        self.ledger = ledger
+        self.timeout = timeout
+        self.cwd = cwd  # the project; the child itself runs in its private config home
+        self.purpose = purpose
+        self.session = session
+        self.python = python
+        self.calls, self.cost_usd, self.input_tokens, self.output_tokens = 0, 0.0, 0, 0
+
+    @property
+    def model_label(self) -> str:
+        return io.model_name(self.model)
+
+    def totals(self) -> dict[str, Any]:
+        """What this provider's calls cost so far (for a caller's own log row)."""
+        return {
+            "calls": self.calls,
+            "cost_usd": round(self.cost_usd, 6),
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+        }
+
+    # -- the Provider protocol ------------------------------------------------------------
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        if not request.tools:
+            stream, _ = await self._call(request, max_turns=SINGLE_CALL_TURNS)
+            usage = stream.usage or Usage()
+            if request.json_schema is None:
+                return Completion(text=stream.final_text, usage=usage)
+            value = parse_json_output(stream.final_text)
+            return Completion(text=json.dumps(value), parsed_json=value, usage=usage)
+
+        captured: list[ToolUseBlock] = []
+        holder: list[io.Stream] = []
+
+        async def capture(call: ToolUseBlock) -> ToolResultBlock:
+            if holder and holder[0].text_after_tools:
+                return ToolResultBlock(call.id, CAPTURE_CLOSED, is_error=True)
+            captured.append(call)
+            return ToolResultBlock(call.id, CAPTURED)
+
+        stream, _ = await self._call(
+            request, max_turns=SINGLE_CALL_TURNS, execute=capture, holder=holder
+        )
+        first = stream.messages[0] if stream.messages else None
+        text = first.text if first is not None and captured else stream.final_text
+        return Completion(
+            text=text,
+            tool_calls=captured,
+            stop_reason="tool_use" if captured else "end_turn",
+            usage=stream.usage or Usage(),
+        )
+
+    # -- hosted tool loops ----------------------------------------------------------------
+
+    async def run_tool_loop(
+        self, request: CompletionRequest, execute: ToolExecutor, *, max_turns: int
+    ) -> LoopResult:
+        """One child runs the loop: at most ``max_turns`` model turns (the CLI's bound) and
+        ``max_turns * CALLS_PER_TURN`` tool calls (memdir's), every one through ``execute``."""
+        limit = max(max_turns, 1) * CALLS_PER_TURN
+        counts = {"calls": 0, "late": 0}
+        stop = asyncio.Event()
+
+        async def bounded(call: ToolUseBlock) -> ToolResultBlock:
+            counts["calls"] += 1
+            if counts["calls"] <= limit:
+                return await execute(call)
+            counts["late"] += 1
+            if counts["late"] > LATE_CALLS_ALLOWED:
+                stop.set()
+            return ToolResultBlock(call.id, LIMIT_REACHED, is_error=True)
+
+        stream, cost = await self._call(request, max_turns=max_turns, execute=bounded, stop=stop)
+        limited = counts["late"] > 0 or stream.turn_limited
+        return LoopResult(
+            messages=stream.messages,
+            turns=stream.turns,
+            usage=stream.usage or Usage(),
+            stop_reason="max_turns" if limited else "end_turn",
+            cost_usd=cost,
+        )
+
+    # -- one child ------------------------------------------------------------------------
+
+    async def _call(
+        self,
+        request: CompletionRequest,
+        *,
+        max_turns: int,
+        execute: ToolExecutor | None = None,
+        stop: asyncio.Event | None = None,
+        holder: list[io.Stream] | None = None,
+    ) -> tuple[io.Stream, float]:
+        if self.ledger is not None:
+            self.ledger.check()
+        cli = find_cli(self.env)
+        if cli is None:
+            raise HostModelUnavailableError(
+                "the Gemini CLI (`gemini`) is not installed or not on PATH"
+            )
+        stream = io.Stream()
+        if holder is not None:
+            holder.append(stream)
+        started = time.monotonic()
+        try:
+            home = Path(tempfile.mkdtemp(prefix="memdir-gemini-"))
+        except OSError as exc:
+            raise HostModelUnavailableError(f"cannot make the Gemini CLI's home: {exc}") from None
+        prompt = render_prompt(request.messages)
+        sent = f"{request.system_text}\n\n{prompt}"  # what a killed child's tokens are guessed from
+        spent = False
+        try:
+            auth = user_auth_type(self.env)
+            try:
+                home.chmod(0o700)
+                system_md = self._prepare(home, request, auth)
+            except OSError as exc:  # a full disk, an unreadable login file: offline, not a crash
+                raise HostModelUnavailableError(
+                    f"cannot prepare the Gemini CLI's private home: {exc}"
+                ) from None
+            settings: dict[str, Any] = {
+                "model": self.model_label,
+                "max_turns": max_turns,
+                "auth_type": auth,
+            }
+            spent = True
+            if execute is not None and request.tools:
+                async with ToolRelay(request.tools, execute) as relay:
+                    server = io.RelayServer(self.python, str(relay.socket), PYTHONPATH)
+                    self._write_settings(home, io.child_settings(relay=server, **settings))
+                    call = io.build_call(prompt, relay=True)
+                    await self._spawn(cli, call, stream, home, system_md, request.timeout, stop)
+            else:
+                self._write_settings(home, io.child_settings(**settings))
+                call = io.build_call(prompt, relay=False)
+                await self._spawn(cli, call, stream, home, system_md, request.timeout, stop)
+        except ProviderError as exc:
+            self._record(stream, started, sent if spent else None, error=str(exc))
+            raise
+        finally:
+            shutil.rmtree(home, ignore_errors=True)
+        stopped = stop is not None and stop.is_set()
+        error = stream.failure
+        if error is None and not stream.done and not stopped:
+            if stream.stderr and io.is_auth_error(stream.stderr):
+                error = io.failure_from(stream.stderr)  # e.g. no GEMINI_API_KEY: exit 41
+            else:
+                tail = f": {stream.stderr}" if stream.stderr else ""
+                error = HostModelUnavailableError(f"the Gemini CLI ended without a result{tail}")
+        cost = self._record(stream, started, sent, error=str(error) if error else None)
+        if error is not None:
+            raise error
+        return stream, cost
+
+    def _prepare(self, home: Path, request: CompletionRequest, auth: str | None) -> Path:
+        """The private home's ``.gemini/`` (with the user's OAuth login when they use one) and
+        memdir's system prompt file; returns the prompt file."""
+        config = home / ".gemini"
+        config.mkdir(mode=0o700)
+        if auth == "oauth-personal":  # "Login with Google" keeps its token file in ~/.gemini
+            source = user_gemini_dir(self.env)
+            for name in OAUTH_FILES:
+                original = source / name
+                if original.is_file():
+                    shutil.copyfile(original, config / name)
+                    (config / name).chmod(0o600)
+        system = request.system_text
+        if request.json_schema is not None:
+            system = (
+                f"{system}\n\nReply with only a JSON value (no prose, no code fence) matching "
+                f"this JSON Schema:\n{json.dumps(request.json_schema)}"
+            )
+        path = home / "system.md"
+        path.write_text(system, encoding="utf-8")
+        return path
+
+    @staticmethod
+    def _write_settings(home: Path, settings: dict[str, Any]) -> None:
+        (home / ".gemini" / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+
+    async def _spawn(
+        self,
+        cli: str,
+        call: io.ChildCall,
+        stream: io.Stream,
+        home: Path,
+        system_md: Path,
+        timeout: float | None,
+        stop: asyncio.Event | None,
+    ) -> None:
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                cli,
+                *call.args,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=io.child_env(self.env, home=str(home), system_md=str(system_md)),
+                cwd=str(home),  # the config home: no workspace layer, no GEMINI.md above it
+                limit=LINE_LIMIT,
+                start_new_session=True,  # so a timeout can kill the CLI and its MCP child
+            )
+        except OSError as exc:
+            raise HostModelUnavailableError(f"cannot start the Gemini CLI: {exc}") from None
+        limit = timeout or self.timeout
+        try:
+            async with asyncio.timeout(limit):
+                await cli_child.drive(proc, call.prompt, stream, stop, noise=STDERR_NOISE)
+        except TimeoutError:
+            raise HostModelUnavailableError(
+                f"the Gemini CLI did not answer within {limit:g}s"
+            ) from None
+        except (OSError, ValueError) as exc:  # a broken pipe, an unreadable stream
+            raise HostModelUnavailableError(f"reading the Gemini CLI failed: {exc}") from None
+        finally:
+            await cli_child.end(proc)
+
+    def _record(
+        self, stream: io.Stream, started: float, prompt: str | None, *, error: str | None
+    ) -> float:
+        """Book one call; returns its estimated cost. ``prompt`` is None when no child ran."""
+        usage = stream.usage
+        by_model = dict(stream.by_model)
+        estimated_usage = usage is None and prompt is not None
+        if usage is None:
+            guess = max(estimate_tokens(prompt), 1) if prompt is not None else 0
+            usage = Usage(input_tokens=guess)
+            by_model = {self.model_label: usage}
+        cost = io.estimate_cost(by_model)
+        self.calls += 1
+        self.cost_usd += cost
+        self.input_tokens += usage.input_tokens
+        self.output_tokens += usage.output_tokens
+        if self.ledger is not None:
+            self.ledger.record(
+                {
+                    "session": self.session,
+                    "purpose": self.purpose,
+                    "host": "gemini",
+                    "model": self.model_label,
+                    "cost_usd": round(cost, 6),
+                    "cost_estimated": True,
+                    "usage_estimated": estimated_usage,
+                    "input_tokens": usage.input_tokens,
+                    "output_tokens": usage.output_tokens,
+                    "cache_read_tokens": usage.cache_read_tokens,
+                    "cache_write_tokens": usage.cache_write_tokens,
+                    "turns": stream.turns,
+                    "ms": round((time.monotonic() - started) * 1000, 1),
+                    "error": error,
+                }
+            )
+        return cost
+
+
+__all__ = [
+    "CALLS_PER_TURN",
+    "DEFAULT_TIMEOUT",
+    "HostCliProvider",
+    "find_cli",
+    "model_words",
+    "user_auth_type",
+]
