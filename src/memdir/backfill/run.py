@@ -16,6 +16,8 @@ Invariants:
 * A session is learnt *as of its own time* (its newest message's timestamp, else the file's
   modification time): the extractor is made for that moment, so a sighting is dated the day the
   user said it and "next Friday" in a session from March means March's Friday.
+* No block of a message is longer than :data:`MAX_BLOCK_CHARS` when extraction reads it: past
+  that it is pasted text (a log, a file), and a hostile 50 MB line must cost seconds, not an hour.
 * The model sees at most :data:`~memdir.backfill.cost.MODEL_WINDOW_CHARS` of a session's newest
   messages (what the cost estimate assumed); the offline rules read all of it.
 """
@@ -34,7 +36,9 @@ from memdir.errors import BudgetExhaustedError, MemdirError
 from memdir.extract.base import Extractor, Turn
 from memdir.extract.service import messages_since
 from memdir.extract.transcript import turns_from_entries
-from memdir.llm.base import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from memdir.llm.base import Block, Message, TextBlock, ToolResultBlock, ToolUseBlock
+
+MAX_BLOCK_CHARS = 64_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +119,7 @@ class Backfill:
         if not new:
             self._mark(item, size, mtime_ns, previous.last_uuid if previous else None, "learnt")
             return Outcome(item, "nothing new")
-        messages = _window([t.message for t in turns], self.window_chars)
+        messages = _window([_bounded(t.message) for t in turns], self.window_chars)
         extractor = self.extractor_for(_session_time(entries, item))
         try:
             result = await extractor.extract(messages, new_messages=min(len(new), len(messages)))
@@ -147,6 +151,29 @@ def _session_time(entries: Sequence[Mapping[str, object]], item: Item) -> dt.dat
 
 def _last_uuid(turns: Sequence[Turn]) -> str | None:
     return turns[-1].uuid if turns else None
+
+
+def _bounded(message: Message) -> Message:
+    """``message`` with every text and tool result cut to :data:`MAX_BLOCK_CHARS` (its head)."""
+    blocks = message.blocks
+    if not any(_long(b) for b in blocks):
+        return message
+    cut: list[Block] = []
+    for block in blocks:
+        if isinstance(block, TextBlock) and _long(block):
+            block = TextBlock(block.text[:MAX_BLOCK_CHARS])
+        elif isinstance(block, ToolResultBlock) and _long(block):
+            block = ToolResultBlock(
+                block.tool_use_id, block.content[:MAX_BLOCK_CHARS], block.is_error
+            )
+        cut.append(block)
+    return Message(message.role, cut)
+
+
+def _long(block: Block) -> bool:
+    if isinstance(block, TextBlock):
+        return len(block.text) > MAX_BLOCK_CHARS
+    return isinstance(block, ToolResultBlock) and len(block.content) > MAX_BLOCK_CHARS
 
 
 def _chars(message: Message) -> int:
