@@ -17,7 +17,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memdir.backfill import Backfill, BackfillCursor, Plan, Report, estimate, make_plan
 from memdir.backfill.cost import MODEL_WINDOW_CHARS
@@ -26,6 +26,9 @@ from memdir.cli.backfill_view import Progress, plan_text, report_text
 from memdir.cli.context import CliContext
 from memdir.errors import ConfigError, LockHeldError
 from memdir.extract.base import Extractor
+
+if TYPE_CHECKING:
+    from memdir.llm.base import Provider
 
 HOSTS = ("claude-code", "codex", "gemini")
 
@@ -80,40 +83,46 @@ def _model_spec(ctx: CliContext, sources: list[Any]) -> tuple[str | None, str]:
 
 
 def _extractor_for(ctx: CliContext, spec: str | None) -> ExtractorFor:
-    """Extractors for sessions of a given time, all over one store and one provider."""
+    """Extractors for sessions of a given time, all over one store and one provider (made at
+    the first session, so a run the budget stops at once starts nothing)."""
     from memdir.extract.rule_extractor import RuleExtractor
 
     store = ctx.store()
     if spec is None:
         return lambda when: RuleExtractor(store, clock=lambda: when)
-    from memdir.adapters.hooks.hostmodel import host_cli_module, host_ledger
     from memdir.extract.agent import AgentExtractor
     from memdir.extract.fallback import FallbackExtractor
     from memdir.extract.session_pass import WithSessionLessons
-    from memdir.llm.base import Provider
-    from memdir.llm.factory import provider_from_spec
 
-    host = host_cli_module(spec)
-    provider: Provider = (
-        host.HostCliProvider(
-            spec.split(":", 1)[1],
-            env=ctx.env,
-            ledger=host_ledger(ctx.settings),
-            cwd=ctx.paths.cwd,
-            purpose="backfill",
-            session=None,
-        )
-        if host is not None
-        else provider_from_spec(spec, ctx.env)
-    )
+    made: list[Provider] = []
 
     def make(when: dt.datetime) -> Extractor:
+        if not made:
+            made.append(_provider(ctx, spec))
         clock = lambda: when  # noqa: E731
-        agent = AgentExtractor(provider, store, cwd=ctx.paths.cwd, time_limit=300.0, clock=clock)
+        agent = AgentExtractor(made[0], store, cwd=ctx.paths.cwd, time_limit=300.0, clock=clock)
         rules = RuleExtractor(store, clock=clock)
         return WithSessionLessons(FallbackExtractor(agent, rules), store, clock=clock)
 
     return make
+
+
+def _provider(ctx: CliContext, spec: str) -> Provider:
+    from memdir.adapters.hooks.hostmodel import host_cli_module, host_ledger
+    from memdir.llm.factory import provider_from_spec
+
+    host = host_cli_module(spec)
+    if host is None:
+        return provider_from_spec(spec, ctx.env)
+    made: Provider = host.HostCliProvider(
+        spec.split(":", 1)[1],
+        env=ctx.env,
+        ledger=host_ledger(ctx.settings),
+        cwd=ctx.paths.cwd,
+        purpose="backfill",
+        session=None,
+    )
+    return made
 
 
 def _confirm(ctx: CliContext, question: str) -> bool:
