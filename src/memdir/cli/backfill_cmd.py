@@ -88,8 +88,15 @@ def _extractor_for(ctx: CliContext, spec: str | None) -> ExtractorFor:
     from memdir.extract.rule_extractor import RuleExtractor
 
     store = ctx.store()
-    if spec is None:
-        return lambda when: RuleExtractor(store, clock=lambda: when)
+    if spec is None:  # one extractor, set to each session's time: it keeps what it has read
+        now = [dt.datetime.now().astimezone()]
+        offline = RuleExtractor(store, clock=lambda: now[0])
+
+        def at(when: dt.datetime) -> Extractor:
+            now[0] = when
+            return offline
+
+        return at
     from memdir.extract.agent import AgentExtractor
     from memdir.extract.fallback import FallbackExtractor
     from memdir.extract.session_pass import WithSessionLessons
