@@ -253,3 +253,21 @@ def test_a_credential_in_a_transcript_is_refused_and_never_printed(cli: Cli) -> 
 def test_claude_code_dir_names_are_the_hosts(cli: Cli) -> None:
     path = claude_session(cli.home, cli.project, [("user", "hi")])
     assert path.parent == claude_dir(cli.home, cli.project)
+
+
+def test_what_memdirs_hooks_already_extracted_is_not_learnt_again(cli: Cli) -> None:
+    from memdir.adapters.hooks.state import SessionStore
+    from memdir.paths import sanitize_path
+
+    said = [("user", "Remember that the old API lives at https://old.example.com/api."),
+            ("assistant", "ok"), ("user", LESSON)]  # fmt: skip
+    path = claude_session(cli.home, cli.project, said)
+    first_reply = json.loads(path.read_text().splitlines()[1])["uuid"]
+    cache = cli.home / ".memdir" / "cache" / sanitize_path(str(cli.memory))
+    with SessionStore(cache).update(path.stem) as state:
+        state.cursor = first_reply  # the hooks extracted the first turn while it happened
+    code, out, err = cli()
+    assert code == 0, err
+    assert out["learnt"] == 1 and list(cli.memories()) == [
+        "feedback_always_run_the_tests_with_make_check.md"
+    ]

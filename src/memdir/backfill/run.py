@@ -10,6 +10,9 @@ Invariants:
   is written (atomically) before the next transcript starts: an interrupted backfill resumes at
   the first transcript not finished. A stop request (the entry point's signal handler) is
   honoured *between* transcripts, so one is never half learnt.
+* A session memdir's own hooks already extracted from (the entry point's ``covered``: the last
+  message their cursor passed) counts as learnt up to there, so installing memdir and then
+  backfilling never pays a model twice for the same turns.
 * A transcript that cannot be read (a FIFO, a link out of the host's dirs, not a transcript) is
   reported in one line and recorded as skipped for its current size and time; a failed
   extraction is reported and left for the next run.
@@ -77,6 +80,7 @@ class Backfill:
         should_stop: Callable[[], bool] = lambda: False,
         check_budget: Callable[[], object] | None = None,
         on_progress: Progress | None = None,
+        covered: Callable[[Item], str | None] = lambda item: None,
     ) -> None:
         self.extractor_for = extractor_for
         self.cursor = cursor
@@ -86,6 +90,7 @@ class Backfill:
         self.should_stop = should_stop
         self.check_budget = check_budget
         self.on_progress = on_progress
+        self.covered = covered
 
     async def run(self, plan: Plan) -> Report:
         report = Report()
@@ -115,9 +120,10 @@ class Backfill:
             return Outcome(item, "skipped", reason=why)
         turns = turns_from_entries(entries, include_meta=self.include_meta)
         previous = self.cursor.get(item.path)
-        new = messages_since(turns, previous.last_uuid if previous else None)
+        since = previous.last_uuid if previous else self.covered(item)
+        new = messages_since(turns, since)
         if not new:
-            self._mark(item, size, mtime_ns, previous.last_uuid if previous else None, "learnt")
+            self._mark(item, size, mtime_ns, since, "learnt")
             return Outcome(item, "nothing new")
         messages = _window([_bounded(t.message) for t in turns], self.window_chars)
         extractor = self.extractor_for(_session_time(entries, item))

@@ -14,12 +14,12 @@ import asyncio
 import datetime as dt
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memdir.backfill import Backfill, BackfillCursor, Plan, Report, estimate, make_plan
+from memdir.backfill import Backfill, BackfillCursor, Item, Plan, Report, estimate, make_plan
 from memdir.backfill.cost import MODEL_WINDOW_CHARS
 from memdir.backfill.run import ExtractorFor
 from memdir.cli.backfill_view import Progress, plan_text, report_text
@@ -275,11 +275,28 @@ def _run(
             should_stop=lambda: stop[0],
             check_budget=check,
             on_progress=progress.update,
+            covered=_hook_cursor(ctx),
         )
         try:
             return asyncio.run(backfill.run(plan))
         finally:
             progress.close()
+
+
+def _hook_cursor(ctx: CliContext) -> Callable[[Item], str | None]:
+    """Where memdir's own hooks left each session's extraction (their per-session state)."""
+    from memdir.adapters.hooks.state import SessionStore
+    from memdir.adapters.hosts.sessions import session_id_of
+
+    states = SessionStore(ctx.paths.cache_dir)
+
+    def covered(item: Item) -> str | None:
+        sid = session_id_of(item.host, item.path)
+        if sid is None or not states.path(sid).is_file():
+            return None
+        return states.load(sid).cursor
+
+    return covered
 
 
 def _left_today(ctx: CliContext, spec: str | None) -> float | None:

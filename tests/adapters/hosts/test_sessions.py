@@ -12,7 +12,6 @@ import pytest
 from memdir.adapters.hosts import dialect
 from memdir.adapters.hosts.sessions import DialectSource
 from memdir.errors import HookInputError
-from memdir.paths import sanitize_path
 from tests.backfill.sessions import claude_session, codex_rollout, gemini_session
 from tests.fifo import returns_promptly
 
@@ -124,4 +123,15 @@ def test_a_dialect_without_the_listing_lists_nothing(home: Path, project: Path) 
         name = "bare"
 
     assert DialectSource(Bare(), {}, project).transcripts() == []  # type: ignore[arg-type]
-    assert sanitize_path(str(project))  # the slug the Claude Code listing keys on
+
+
+def test_session_ids_are_the_ones_the_hosts_hooks_send(home: Path, project: Path) -> None:
+    from memdir.adapters.hosts.sessions import session_id_of
+
+    claude = claude_session(home, project, [("user", "hi")])
+    assert session_id_of("claude-code", claude) == claude.stem
+    rollout = codex_rollout(home, project)
+    assert session_id_of("codex", rollout) == rollout.stem[-36:]
+    gemini = gemini_session(home, project)
+    assert session_id_of("gemini", gemini) == "4eeefae4-ea12-4998-b0b7-01b1a2155acd"
+    assert session_id_of("claude-code", project / "notes.jsonl") is None

@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -108,6 +109,24 @@ def gemini_sessions(tmp: Path, project_root: Path) -> list[Path]:
     return found
 
 
+_UUID_TAIL = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
+
+
+def session_id_of(host: str, path: Path) -> str | None:
+    """The session id the host's hooks send for the session in ``path`` (None if unknown):
+    Claude Code's file name, the thread id that ends a Codex rollout's name, the ``sessionId``
+    of a Gemini CLI session file's header."""
+    if host == "gemini":
+        head = _head_lines(path, 1)
+        sid = head[0].get("sessionId") if head and isinstance(head[0], dict) else None
+        return sid if isinstance(sid, str) and _SAFE_ID.match(sid) else None
+    found = _UUID_TAIL.search(path.stem)
+    return found.group(0) if found and (host == "codex" or found.start() == 0) else None
+
+
+_SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+
+
 class DialectSource:
     """A :class:`~memdir.backfill.plan.TranscriptSource` over one host's dialect."""
 
@@ -133,4 +152,10 @@ class DialectSource:
         return read_transcript(real).entries if entries is None else entries
 
 
-__all__ = ["DialectSource", "claude_code_transcripts", "codex_rollouts", "gemini_sessions"]
+__all__ = [
+    "DialectSource",
+    "claude_code_transcripts",
+    "codex_rollouts",
+    "gemini_sessions",
+    "session_id_of",
+]
