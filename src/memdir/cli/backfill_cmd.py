@@ -14,23 +14,20 @@ import asyncio
 import datetime as dt
 import signal
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memdir.backfill import Backfill, BackfillCursor, Item, Plan, Report, estimate, make_plan
+from memdir.backfill import Backfill, BackfillCursor, Plan, Report, estimate, make_plan
 from memdir.backfill.cost import MODEL_WINDOW_CHARS
-from memdir.backfill.run import ExtractorFor
+from memdir.cli import backfill_parts as parts
 from memdir.cli.backfill_view import Progress, plan_text, report_text
 from memdir.cli.context import CliContext
 from memdir.errors import ConfigError, LockHeldError
-from memdir.extract.base import Extractor
 
 if TYPE_CHECKING:
-    from memdir.llm.base import Provider
-
-HOSTS = ("claude-code", "codex", "gemini")
+    pass
 
 
 def _date(raw: str) -> dt.date:
@@ -48,7 +45,7 @@ def _count(raw: str) -> int:
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("backfill", help="learn memories from this project's past sessions")
-    p.add_argument("--host", choices=(*HOSTS, "all"), default="all", help="whose sessions")
+    p.add_argument("--host", choices=(*parts.HOSTS, "all"), default="all", help="whose sessions")
     p.add_argument("--since", type=_date, help="only sessions modified on or after YYYY-MM-DD")
     p.add_argument("--limit", type=_count, help="at most N transcripts this run")
     p.add_argument("--offline", action="store_true", help="the offline rules only (no model)")
@@ -56,80 +53,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--yes", "-y", action="store_true", help="start a model run without asking")
     p.add_argument("--dry-run", action="store_true", help="print the plan; change nothing")
     p.set_defaults(handler=cmd_backfill)
-
-
-def _sources(ctx: CliContext) -> list[Any]:
-    from memdir.adapters.hosts import dialect
-    from memdir.adapters.hosts.sessions import DialectSource
-
-    hosts = HOSTS if ctx.args.host == "all" else (ctx.args.host,)
-    root = ctx.paths.project_root
-    return [DialectSource(dialect(h), ctx.env, root) for h in hosts]
-
-
-def _model_spec(ctx: CliContext, sources: list[Any]) -> tuple[str | None, str]:
-    """The model spec for this run (None: offline) and, when offline, why."""
-    if ctx.args.offline:
-        return None, "--offline"
-    if ctx.args.model:
-        return ctx.args.model, ""
-    from memdir.adapters.hooks.hostmodel import background_spec, host_cli_present
-
-    for source in sources:
-        spec = background_spec(ctx.settings, source.dialect.model_provider)
-        if spec is not None and host_cli_present(spec, ctx.env):
-            return spec, ""
-    return None, "no model: MEMDIR_MODEL is not set and no host CLI runs as memdir's model here"
-
-
-def _extractor_for(ctx: CliContext, spec: str | None) -> ExtractorFor:
-    """Extractors for sessions of a given time, all over one store and one provider (made at
-    the first session, so a run the budget stops at once starts nothing)."""
-    from memdir.extract.rule_extractor import RuleExtractor
-
-    store = ctx.store()
-    if spec is None:  # one extractor, set to each session's time: it keeps what it has read
-        now = [dt.datetime.now().astimezone()]
-        offline = RuleExtractor(store, clock=lambda: now[0])
-
-        def at(when: dt.datetime) -> Extractor:
-            now[0] = when
-            return offline
-
-        return at
-    from memdir.extract.agent import AgentExtractor
-    from memdir.extract.fallback import FallbackExtractor
-    from memdir.extract.session_pass import WithSessionLessons
-
-    made: list[Provider] = []
-
-    def make(when: dt.datetime) -> Extractor:
-        if not made:
-            made.append(_provider(ctx, spec))
-        clock = lambda: when  # noqa: E731
-        agent = AgentExtractor(made[0], store, cwd=ctx.paths.cwd, time_limit=300.0, clock=clock)
-        rules = RuleExtractor(store, clock=clock)
-        return WithSessionLessons(FallbackExtractor(agent, rules), store, clock=clock)
-
-    return make
-
-
-def _provider(ctx: CliContext, spec: str) -> Provider:
-    from memdir.adapters.hooks.hostmodel import host_cli_module, host_ledger
-    from memdir.llm.factory import provider_from_spec
-
-    host = host_cli_module(spec)
-    if host is None:
-        return provider_from_spec(spec, ctx.env)
-    made: Provider = host.HostCliProvider(
-        spec.split(":", 1)[1],
-        env=ctx.env,
-        ledger=host_ledger(ctx.settings),
-        cwd=ctx.paths.cwd,
-        purpose="backfill",
-        session=None,
-    )
-    return made
 
 
 def _confirm(ctx: CliContext, question: str) -> bool:
@@ -218,19 +141,19 @@ def _payload(ctx: CliContext, plan: Plan, spec: str | None, report: Report | Non
 def cmd_backfill(ctx: CliContext) -> int:
     from memdir.atomic import locked
 
-    sources = _sources(ctx)
+    sources = parts.sources(ctx)
     cursor_path = ctx.paths.cache_dir / "backfill" / "cursor.json"
-    spec, offline_why = _model_spec(ctx, sources)
+    spec, offline_why = parts.model_spec(ctx, sources)
     plan = make_plan(
         sources, BackfillCursor(cursor_path), since=ctx.args.since, limit=ctx.args.limit
     )
     if ctx.args.dry_run:
         payload = _payload(ctx, plan, spec, None)
-        ctx.out.data(payload, plan_text(plan, spec, offline_why, _left_today(ctx, spec)))
+        ctx.out.data(payload, plan_text(plan, spec, offline_why, parts.left_today(ctx, spec)))
         return 0
     if spec is not None and plan.items:
         est = estimate(spec, (i.size for i in plan.items))
-        left = _left_today(ctx, spec)
+        left = parts.left_today(ctx, spec)
         budget = "" if left is None else f"; today's budget left: ${left:.2f}"
         if not _confirm(ctx, est.line(spec) + budget):
             ctx.out.data(_payload(ctx, plan, spec, None), "Nothing done.")
@@ -267,7 +190,7 @@ def _run(
             check = host_ledger(ctx.settings).check
     with _stop_on_signals(ctx) as stop:
         backfill = Backfill(
-            _extractor_for(ctx, spec),
+            parts.extractor_for(ctx, spec),
             cursor,
             sources,
             include_meta=spec is not None,
@@ -275,36 +198,12 @@ def _run(
             should_stop=lambda: stop[0],
             check_budget=check,
             on_progress=progress.update,
-            covered=_hook_cursor(ctx),
+            covered=parts.hook_cursor(ctx),
         )
         try:
             return asyncio.run(backfill.run(plan))
         finally:
             progress.close()
-
-
-def _hook_cursor(ctx: CliContext) -> Callable[[Item], str | None]:
-    """Where memdir's own hooks left each session's extraction (their per-session state)."""
-    from memdir.adapters.hooks.state import SessionStore
-    from memdir.adapters.hosts.sessions import session_id_of
-
-    states = SessionStore(ctx.paths.cache_dir)
-
-    def covered(item: Item) -> str | None:
-        sid = session_id_of(item.host, item.path)
-        if sid is None or not states.path(sid).is_file():
-            return None
-        return states.load(sid).cursor
-
-    return covered
-
-
-def _left_today(ctx: CliContext, spec: str | None) -> float | None:
-    if spec is None:
-        return None
-    from memdir.adapters.hooks.hostmodel import host_cli_module, host_ledger
-
-    return host_ledger(ctx.settings).remaining() if host_cli_module(spec) is not None else None
 
 
 __all__ = ["cmd_backfill", "register"]
