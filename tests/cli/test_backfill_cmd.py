@@ -271,3 +271,47 @@ def test_what_memdirs_hooks_already_extracted_is_not_learnt_again(cli: Cli) -> N
     assert out["learnt"] == 1 and list(cli.memories()) == [
         "feedback_always_run_the_tests_with_make_check.md"
     ]
+
+
+def test_on_real_claude_code_sessions_backfill_saves_what_extract_saves_per_transcript(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """Six real public Claude Code sessions (benchmarks/data/real_sessions): backfill leaves the
+    memories `memdir extract` leaves when run over each transcript in the same order (their
+    sightings differ only in date: backfill dates them by the session)."""
+    from memdir.frontmatter import parse_memory
+    from memdir.model import Memory
+
+    def headers(found: dict[str, Memory]) -> dict[str, tuple[str, str, str | None]]:
+        return {k: (m.name, m.description, m.type) for k, m in found.items()}
+
+    real = sorted(
+        (Path(__file__).parents[2] / "benchmarks" / "data" / "real_sessions").glob("*.jsonl")
+    )
+    assert len(real) >= 3
+    directory = claude_dir(cli.home, cli.project)
+    directory.mkdir(parents=True)
+    copies = []
+    for n, source in enumerate(real):
+        copy = directory / f"00000000-0000-4000-8000-{n:012d}.jsonl"
+        copy.write_bytes(source.read_bytes())
+        os.utime(copy, (DAY0.timestamp() + n, DAY0.timestamp() + n))
+        copies.append(copy)
+    code, out, err = cli()
+    assert code == 0, err
+    assert out["learnt"] == len(real) and out["skipped"] == [] and out["failed"] == []
+    by_backfill = {name: parse_memory(text, name) for name, text in cli.memories().items()}
+    assert by_backfill, "the real sessions hold lessons the rules find"
+    other = tmp_path / "by-extract"
+    for copy in copies:
+        code = main(
+            ["--json", "--dir", str(other), "extract", str(copy)],
+            env=cli.env(), cwd=cli.project, stdout=io.StringIO(), stderr=io.StringIO(),
+        )  # fmt: skip
+        assert code == 0
+    by_extract = {
+        p.name: parse_memory(p.read_text(encoding="utf-8"), p.name)
+        for p in other.glob("*.md")
+        if p.name != "MEMORY.md"
+    }
+    assert headers(by_backfill) == headers(by_extract)
