@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from memdir.transcripts import Entry
 
 HEAD_BYTES = 4 * 1024 * 1024  # Codex's session_meta carries its base instructions (~20 KB)
-_CWD_LINES = 50  # Claude Code: the first lines with a cwd (a summary line has none)
+_CWD_LINES = 10  # Claude Code: its first lines (summaries and snapshots carry no cwd)
 
 
 def _inside(raw: Any, root: Path) -> bool:
@@ -47,10 +47,16 @@ def _inside(raw: Any, root: Path) -> bool:
 
 
 def _head_lines(path: Path, count: int) -> list[Any]:
-    """The first ``count`` JSON lines of ``path`` (never blocking on a FIFO); [] if unreadable."""
+    """The first ``count`` JSON lines of ``path`` (never blocking on a FIFO); [] if unreadable.
+    Read in chunks, so a listing reads kilobytes of each transcript, not megabytes."""
+    data = b""
     try:
         with open(open_regular(path), "rb") as fh:
-            data = fh.read(HEAD_BYTES)
+            while data.count(b"\n") < count and len(data) < HEAD_BYTES:
+                chunk = fh.read(64 * 1024)
+                if not chunk:
+                    break
+                data += chunk
     except (OSError, ValueError):
         return []
     out = []
