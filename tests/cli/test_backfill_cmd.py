@@ -315,3 +315,15 @@ def test_on_real_claude_code_sessions_backfill_saves_what_extract_saves_per_tran
         if p.name != "MEMORY.md"
     }
     assert headers(by_backfill) == headers(by_extract)
+
+
+def test_ten_sessions_with_one_lesson_through_the_command_end_as_one_memory(cli: Cli) -> None:
+    for n in range(10):
+        said = [("user", f"Please look at ticket {n}."), ("assistant", "ok"), ("user", LESSON)]
+        claude_session(cli.home, cli.project, said, when=DAY0 + dt.timedelta(days=n))
+    code, out, err = cli()
+    assert code == 0, err
+    assert out["learnt"] == 10
+    ((name, text),) = cli.memories().items()
+    assert out["written"] == [name]
+    assert "- 2026-03-11:" in text and "- 2026-03-07:" in text and "- 2026-03-06:" not in text
