@@ -135,12 +135,14 @@ def main_bench() -> None:
     body = (
         "Command: `.venv/bin/python -m benchmarks.backfill_bench`  \n"
         f"Machine: {machine()}. Offline rules (`--offline`), one `memdir backfill` through the "
-        f"CLI entry point (import and argument parsing included). Transcripts: the {real} real "
+        f"CLI entry point (argument parsing included; the first row also pays the one-time import). Transcripts: the {real} real "
         "public Claude Code sessions of `benchmarks/data/real_sessions`, then real-shaped "
         f"{args.turns}-turn sessions from `benchmarks/session_transcripts.py`. `re-run` is a "
         "second backfill over the same transcripts (the cursor: nothing is read again). CPU is "
         "this process's (threads included); on the shared machine the wall clock also waits for "
-        "the other jobs and for fsync (every memory write is durable).\n\n"
+        "the other jobs and for fsync (every memory write is durable). The generator plants its "
+        "corrections and decisions from short lists, so the same lessons recur across sessions "
+        "and each ends as one memory (`memories`).\n\n"
         f"{text}\n"
     )
     update_docs_section("backfill", body, title="Backfill (learning from past sessions)")
