@@ -135,7 +135,8 @@ def main_bench() -> None:
     body = (
         "Command: `.venv/bin/python -m benchmarks.backfill_bench`  \n"
         f"Machine: {machine()}. Offline rules (`--offline`), one `memdir backfill` through the "
-        f"CLI entry point (argument parsing included; the first row also pays the one-time import). Transcripts: the {real} real "
+        "CLI entry point (argument parsing included; the first row also pays the one-time "
+        f"import). Transcripts: the {real} real "
         "public Claude Code sessions of `benchmarks/data/real_sessions`, then real-shaped "
         f"{args.turns}-turn sessions from `benchmarks/session_transcripts.py`. `re-run` is a "
         "second backfill over the same transcripts (the cursor: nothing is read again). CPU is "
