@@ -250,3 +250,40 @@ def test_window_never_opens_on_a_tool_result() -> None:
         Message("user", [TextBlock("c" * 5)]),
     ]
     assert [m.text for m in _window(messages, 12)] == ["c" * 5]
+
+
+def test_a_host_model_that_goes_away_falls_back_offline_and_a_spent_budget_stops_the_run(
+    home: Path, tmp_path: Path, store: MemoryStore
+) -> None:
+    """The hooks' composition (model agent, offline fallback, session rules beside it): the first
+    session meets a missing CLI and is learnt offline; the second meets a spent budget (offline
+    too); then the budget check stops the run before the third."""
+    import asyncio
+
+    from memdir.errors import HostModelUnavailableError
+    from memdir.extract.fallback import FallbackExtractor
+    from memdir.extract.session_pass import WithSessionLessons
+
+    for n in range(3):
+        claude_session(home, tmp_path, [("user", LESSON)], when=DAY0 + dt.timedelta(days=n))
+    spent = BudgetExhaustedError("today's host-model budget ($1.00, hostModelBudgetUsd) is spent")
+    provider = ScriptedProvider([HostModelUnavailableError("`claude` is not on PATH"), spent])
+    checks: list[int] = []
+
+    def check() -> None:
+        checks.append(1)
+        if len(checks) > 2:
+            raise spent
+
+    def model(when: dt.datetime) -> Extractor:
+        rules = RuleExtractor(store, clock=lambda: when)
+        agent = FallbackExtractor(AgentExtractor(provider, store, clock=lambda: when), rules)
+        return WithSessionLessons(agent, store, clock=lambda: when)
+
+    source, cursor = Files(claude_dir(home, tmp_path)), BackfillCursor(tmp_path / "c.json")
+    plan = make_plan([source], cursor)
+    report = asyncio.run(Backfill(model, cursor, [source], check_budget=check).run(plan))
+    assert [o.status for o in report.outcomes] == ["learnt", "learnt"]
+    assert "not on PATH" in (report.outcomes[0].reason or "")
+    assert "budget" in (report.outcomes[1].reason or "") and "budget" in (report.stopped or "")
+    assert len(store.list()) == 1 and len(BackfillCursor(tmp_path / "c.json").done) == 2
