@@ -6,7 +6,14 @@ import datetime as dt
 
 import pytest
 
-from memdir.extract.rules import absolute_dates, candidates, classify, sentences, third_person
+from memdir.extract.rules import (
+    MAX_SENTENCE_CHARS,
+    absolute_dates,
+    candidates,
+    classify,
+    sentences,
+    third_person,
+)
 from memdir.model import MemoryType
 
 TODAY = dt.date(2026, 11, 29)  # a Sunday
@@ -201,3 +208,11 @@ def test_candidates_finds_several_statements_in_one_message() -> None:
 )
 def test_fragments_and_paragraphs_are_not_rules(sentence: str) -> None:
     assert classify(sentence, today=TODAY) is None
+
+
+def test_a_pasted_wall_of_text_is_not_a_statement_even_after_remember_that() -> None:
+    today = dt.date(2026, 3, 2)
+    wall = "Remember that " + "word " * (MAX_SENTENCE_CHARS // 5 + 1)
+    assert candidates(wall, today=today) == []
+    kept = candidates("Remember that " + "the staging db is Postgres 16. " + wall, today=today)
+    assert [c.statement for c in kept] == ["The staging db is Postgres 16"]

@@ -34,6 +34,7 @@ _GROUPS: dict[str, tuple[str, ...]] = {
     ),
     "recall_cmd": ("recall", "reindex"),
     "extract_cmd": ("extract",),
+    "backfill_cmd": ("backfill",),
     "mcp_cmd": ("mcp",),
     "secrets_cmd": ("secrets",),
     "team_cmd": ("team",),

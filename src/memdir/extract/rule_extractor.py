@@ -78,6 +78,7 @@ class RuleExtractor:
     ) -> None:
         self.store = store
         self._clock = clock or (lambda: dt.datetime.now().astimezone())
+        self._memo: dict[str, tuple[tuple[object, ...], _Known]] = {}
 
     async def extract(self, messages: Sequence[Message], *, new_messages: int) -> ExtractionResult:
         since = len(messages) - new_messages if new_messages > 0 else len(messages)
@@ -129,13 +130,21 @@ class RuleExtractor:
         return ExtractionResult(self.store.root, written=written, removed=removed)
 
     def _known(self) -> dict[str, _Known]:
+        """Every memory as the rules compare it. One extractor applied many times (a backfill
+        of hundreds of sessions) reads again only the files whose header changed since."""
         known = {}
         for header in self.store.list():
+            stamp = (header.mtime, header.name, header.description, header.type)
+            cached = self._memo.get(header.filename)
+            if cached is not None and cached[0] == stamp:
+                known[header.filename] = cached[1]
+                continue
             try:
                 memory = self.store.read(header.filename)
             except MemdirError:  # an unreadable file is doctor's business, not a reason to stop
                 continue
             known[header.filename] = _known(header.filename, memory)
+            self._memo[header.filename] = (stamp, known[header.filename])
         return known
 
     def _save(self, candidate: Candidate, known: dict[str, _Known]) -> Path | None:

@@ -190,6 +190,9 @@ _TRACKED = re.compile(r"\b(?:tracked|filed|documented)\b", _F)
 _SELF = re.compile(r"^(?:i'm|i am|my|i work|i've|i have|i)\b", _F)
 _LEAD_IN = re.compile(r":\s*(?:\(?\d+[.)]|[-*•])?\s*$")
 MAX_RULE_WORDS = 40  # a standing rule is said in a sentence, not in a paragraph
+# a sentence longer than this is pasted text (a log, a file), not something said to be kept: even
+# "remember that …" before it would make a memory of the paste
+MAX_SENTENCE_CHARS = 2_000
 _WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 
 
@@ -385,5 +388,5 @@ def candidates(text: str, *, today: dt.date) -> list[Candidate]:
     """Every memory statement in one user message, in order."""
     if injected_document(text):
         return []
-    found = (classify(s, today=today) for s in sentences(text))
+    found = (classify(s, today=today) for s in sentences(text) if len(s) <= MAX_SENTENCE_CHARS)
     return [c for c in found if c is not None]

@@ -160,6 +160,11 @@ class Dialect(Installable, Protocol):
         Claude Code JSONL shape), or None when the file already is in that shape."""
         ...
 
+    # Optional, found with getattr (a dialect without one simply lacks the feature):
+    # ``compactions(path) -> int`` (the transcript records compactions, see hooks.lifecycle) and
+    # ``project_transcripts(env, project_root) -> list[Path]`` (the project's past sessions, for
+    # ``memdir backfill``; :mod:`memdir.adapters.hosts.sessions`).
+
 
 def hook_command(prefix: str, dialect_name: str, word: str) -> str:
     """The command line of one installed hook: ``<memdir> hook [--host <name>] <word>``."""

@@ -226,6 +226,11 @@ class Codex:
     def read_entries(self, path: Path, *, tail_bytes: int | None = None) -> list[Entry] | None:
         return read_rollout(path, tail_bytes=tail_bytes)
 
+    def project_transcripts(self, env: Mapping[str, str], project_root: Path) -> list[Path]:
+        from memdir.adapters.hosts.sessions import codex_rollouts
+
+        return codex_rollouts(codex_home(env) / "sessions", project_root)
+
     def install_targets(self, scope: str, loc: Locations) -> list[Target]:
         base = loc.project_root / ".codex" if scope == "project" else codex_home(loc.env, loc.home)
         return [

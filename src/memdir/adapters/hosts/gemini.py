@@ -274,6 +274,11 @@ class Gemini:
     def read_entries(self, path: Path, *, tail_bytes: int | None = None) -> list[Entry] | None:
         return read_session(path)  # whole: a later line may replace an earlier message
 
+    def project_transcripts(self, env: Mapping[str, str], project_root: Path) -> list[Path]:
+        from memdir.adapters.hosts.sessions import gemini_sessions
+
+        return gemini_sessions(gemini_home(env) / "tmp", project_root)
+
     def problems(self, loc: Locations) -> list[dict[str, str]]:
         return []  # Gemini CLI runs settings hooks in any trusted folder without a review
 

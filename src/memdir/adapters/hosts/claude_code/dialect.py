@@ -97,6 +97,11 @@ class ClaudeCode:
     def read_entries(self, path: Path, *, tail_bytes: int | None = None) -> list[Entry] | None:
         return None  # memdir's transcript shape is Claude Code's
 
+    def project_transcripts(self, env: Mapping[str, str], project_root: Path) -> list[Path]:
+        from memdir.adapters.hosts.sessions import claude_code_transcripts
+
+        return claude_code_transcripts(projects_dir(env), project_root)
+
     def install_targets(self, scope: str, loc: Locations) -> list[Target]:
         if scope == "project":
             return [
