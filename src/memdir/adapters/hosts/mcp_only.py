@@ -1,4 +1,4 @@
-"""Hosts memdir gives its MCP server only: Cursor (hooks: see issue #28) and Claude Desktop.
+"""Hosts memdir gives its MCP server only: Claude Desktop.
 
 Claude Desktop has no project directory, so its server is pinned to one memory dir with
 ``--dir`` (``memdir install claude-desktop`` passes it through the command).
@@ -23,9 +23,6 @@ class _McpHost:
     scopes: tuple[str, ...]
 
     def install_targets(self, scope: str, loc: Locations) -> list[Target]:
-        if self.name == "cursor":
-            base = loc.project_root if scope == "project" else loc.home
-            return [Target(base / ".cursor" / "mcp.json", "mcp", ("mcpServers",))]
         return [Target(loc.desktop_config(), "mcp", ("mcpServers",))]
 
     def hook_specs(self, command: Sequence[str]) -> list[HookSpec]:
@@ -39,7 +36,6 @@ class _McpHost:
 
 
 HOSTS: dict[str, Installable] = {
-    "cursor": _McpHost("cursor", "Cursor", ("user", "project")),
     "claude-desktop": _McpHost("claude-desktop", "Claude Desktop", ("user", "project")),
 }
 
