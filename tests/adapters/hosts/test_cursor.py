@@ -209,6 +209,17 @@ def test_the_rules_file_is_written_only_where_git_ignores_it(tmp_path: Path) -> 
     assert exclude.read_bytes() == before and not path.exists()
 
 
+def test_a_project_inside_a_larger_repository_gets_its_own_exclude_line(tmp_path: Path) -> None:
+    root = repo(tmp_path / "r")
+    sub = root / "services" / "api"
+    sub.mkdir(parents=True)
+    assert refresh(sub, index(tmp_path / "mem", 2)) == "updated"
+    exclude = (root / ".git" / "info" / "exclude").read_text()
+    assert f"/services/api/{RULES_PATH}" in exclude.splitlines()
+    remove(sub)
+    assert "services/api" not in (root / ".git" / "info" / "exclude").read_text()
+
+
 @pytest.mark.parametrize("case", ["tracked", "negated", "no repo", "symlink"])
 def test_the_rules_file_is_never_written_where_git_could_commit_it(
     tmp_path: Path, case: str

@@ -27,7 +27,6 @@ from memdir.atomic import atomic_write
 RULES_PATH = ".cursor/rules/memdir.mdc"
 RULES_BUDGET = 2_000  # characters, frontmatter included: ~500 tokens on every request
 GIT_TIMEOUT = 2.0
-EXCLUDE_LINE = f"/{RULES_PATH}"
 COMMENT = "# memdir: its Cursor rules file holds private memories"
 HEADER = (
     "---\n"
@@ -96,15 +95,23 @@ def keep_out_of_git(root: Path) -> str | None:
     if found is None or found.returncode != 0:
         return "git did not say where the repository's exclude file is"
     exclude = root / found.stdout.decode("utf-8", "replace").strip()
+    line = _exclude_line(root)
     before = ""
     with contextlib.suppress(FileNotFoundError):
         before = exclude.read_text(encoding="utf-8")
-    if EXCLUDE_LINE not in before.splitlines():
+    if line not in before.splitlines():
         sep = "" if not before or before.endswith("\n") else "\n"
-        atomic_write(exclude, f"{before}{sep}{COMMENT}\n{EXCLUDE_LINE}\n")
+        atomic_write(exclude, f"{before}{sep}{COMMENT}\n{line}\n")
     if not _ignored(root):
         return f"a .gitignore rule un-ignores {RULES_PATH}; not written"
     return None
+
+
+def _exclude_line(root: Path) -> str:
+    """The path anchored at the work tree's top (``root`` may be a directory inside it)."""
+    done = _git(root, "rev-parse", "--show-prefix")
+    prefix = done.stdout.decode("utf-8", "replace").strip() if done and not done.returncode else ""
+    return f"/{prefix}{RULES_PATH}"
 
 
 def refresh(root: Path, entrypoint: Path) -> str:
@@ -137,7 +144,8 @@ def remove(root: Path) -> list[str]:
         exclude = root / found.stdout.decode("utf-8", "replace").strip()
         with contextlib.suppress(FileNotFoundError, UnicodeDecodeError):
             lines = exclude.read_text(encoding="utf-8").splitlines(keepends=True)
-            kept = [ln for ln in lines if ln.rstrip("\n") not in (EXCLUDE_LINE, COMMENT)]
+            ours = (_exclude_line(root), COMMENT)
+            kept = [ln for ln in lines if ln.rstrip("\n") not in ours]
             if len(kept) != len(lines):
                 atomic_write(exclude, "".join(kept))
                 done.append(str(exclude))
@@ -153,7 +161,7 @@ def problems(root: Path) -> list[dict[str, str]]:
         {
             "kind": "cursor-rules-not-ignored",
             "detail": f"{path} holds private memories but git does not ignore it; add "
-            f"{EXCLUDE_LINE} to .git/info/exclude (or delete the file)",
+            f"{_exclude_line(root)} to .git/info/exclude (or delete the file)",
         }
     ]
 
