@@ -154,6 +154,11 @@ def hooks(n: int, runs: int, workdir: Path) -> list[list[Any]]:
                 calls.append(timed([*base, "hook", *flag, event], env, project, body))
             calls = calls[1:]  # the first call of each event warms what it loads
             rows.append([n, host, event, len(calls), percentile(calls, 50), percentile(calls, 95)])
+    # the rules file at full size: the synthetic memories come without MEMORY.md, a user's do not
+    subprocess.run([*base, "index", "rebuild"], env=env, cwd=project, capture_output=True)
+    settle()
+    timed([*base, "hook", "--host", "cursor", "stop"], env, project,
+          cursor_payload("stop", cursor_project, home))  # fmt: skip
     daemon(base, env, project, "stop")
     rules = cursor_project / ".cursor" / "rules" / "memdir.mdc"
     size = len(rules.read_text()) if rules.is_file() else 0

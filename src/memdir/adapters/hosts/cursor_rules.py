@@ -42,24 +42,31 @@ HEADER = (
 
 
 def content(entrypoint: Path) -> str:
-    """The rules file's text: :data:`HEADER` and MEMORY.md's first lines, within budget."""
+    """The rules file's text: :data:`HEADER` and MEMORY.md's first lines, within budget.
+    Every hook runs this: only the head of MEMORY.md is decoded, its lines counted as bytes."""
     from memdir.pathsafe import read_regular
 
     try:
-        index = read_regular(entrypoint).decode("utf-8")
-    except (OSError, UnicodeDecodeError):
-        index = ""
-    lines = [ln for ln in index.splitlines() if ln.startswith("- ")]
+        data = read_regular(entrypoint)
+    except OSError:
+        data = b""
+    total = data.count(b"\n- ") + data.startswith(b"- ")
     text = HEADER
-    if not lines:
+    if not total:
         return text
+    head = data[: RULES_BUDGET * 4]
+    lines = head.decode("utf-8", "replace").splitlines()
+    if len(head) < len(data):
+        lines = lines[:-1]  # cut mid-line
     text += "\n## What the memory holds (MEMORY.md; read one with `memory_read` and its path)\n"
-    for n, line in enumerate(lines):
-        more = f"- ... {len(lines) - n} more: call `memory_index`\n"
+    for n, line in enumerate(ln for ln in lines if ln.startswith("- ")):
+        more = f"- ... {total - n} more: call `memory_index`\n"
         if len(text) + len(line) + 1 + len(more) > RULES_BUDGET:
             return text + more
         text += line + "\n"
-    return text
+    tail = "- ... more: call `memory_index`\n"  # lines past the decoded head
+    fits = len(head) < len(data) and len(text) + len(tail) <= RULES_BUDGET
+    return text + tail if fits else text
 
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes] | None:
