@@ -213,7 +213,9 @@ class Cursor:
         return [cursor_home(env) / "projects"]
 
     def unattended(self, env: Mapping[str, str]) -> bool:
-        return False
+        # the only recall is the session start's, and no later prompt would deliver what a
+        # still-loading daemon finds afterwards: it waits for the load (under the hook timeout)
+        return True
 
     def read_entries(self, path: Path, *, tail_bytes: int | None = None) -> list[Entry] | None:
         return read_transcript(path, tail_bytes=tail_bytes)
