@@ -398,3 +398,28 @@ def test_a_cursor_session_as_a_user_has_it(tmp_path: Path) -> None:
     assert done.returncode == 0 and not (project / RULES_PATH).exists()
     assert not (project / ".cursor" / "hooks.json").exists()
     assert "memdir.mdc" not in (project / ".git" / "info" / "exclude").read_text()
+
+
+def test_the_session_start_recall_through_the_warm_daemon(tmp_path: Path) -> None:
+    home, project = tmp_path / "home", repo(tmp_path / "proj")
+    home.mkdir()
+    env = cli_env(home)
+    env.pop("MEMDIR_HOOK_DAEMON")
+    env["MEMDIR_DAEMON_IDLE"] = "60"  # a daemon the test fails to stop still goes away
+    git(project, "commit", "-qam", "Rotate the signing keys every quarter")
+    body = "Signing keys rotate every quarter through the vault job, never by hand."
+    memdir(project, env, "add", "keys", "-d", body, "-t", "project", "-b", body)
+    assert memdir(project, env, "hook", "daemon", "start").returncode == 0
+    try:
+        start = {"conversation_id": "c-daemon", "hook_event_name": "sessionStart"}
+        start["workspace_roots"] = [str(project)]
+        run = memdir(
+            home, env, "hook", "--host", "cursor", "session-start", stdin=json.dumps(start)
+        )
+        context = json.loads(run.stdout)["additional_context"]
+        assert "vault job" in context.split("current work in this repository")[1]
+        log = memdir(project, env, "--json", "hook", "log", "--session", "c-daemon")
+        rows = json.loads(log.stdout)
+        assert any(r.get("via") == "daemon" and r.get("injected") for r in rows)
+    finally:
+        memdir(project, env, "hook", "daemon", "stop")
