@@ -423,3 +423,16 @@ def test_the_session_start_recall_through_the_warm_daemon(tmp_path: Path) -> Non
         assert any(r.get("via") == "daemon" and r.get("injected") for r in rows)
     finally:
         memdir(project, env, "hook", "daemon", "stop")
+
+
+def test_memdirs_claude_code_hooks_get_a_note_about_cursors_third_party_hooks(
+    tmp_path: Path,
+) -> None:
+    loc = locations(tmp_path)
+    assert not any("Third-party" in n for n in DIALECT.install_notes("project", loc))
+    settings = loc.project_root / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    command = "memdir hook user-prompt-submit"
+    hook = {"hooks": [{"type": "command", "command": command}]}
+    settings.write_text(json.dumps({"hooks": {"UserPromptSubmit": [hook]}}))
+    assert any("Third-party skills" in n for n in DIALECT.install_notes("project", loc))

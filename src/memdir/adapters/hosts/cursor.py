@@ -194,6 +194,21 @@ def read_transcript(path: Path, *, tail_bytes: int | None = None) -> list[Entry]
 # -- the dialect ------------------------------------------------------------------------------
 
 
+def _claude_code_hooks(loc: Locations) -> bool:
+    """memdir's hooks in a Claude Code settings file Cursor's third-party hooks would load."""
+    from memdir.adapters.hooks.settings_merge import memdir_hook_commands
+
+    claude = (loc.claude_config_dir, loc.project_root / ".claude")
+    for path in [d / name for d in claude for name in ("settings.json", "settings.local.json")]:
+        try:
+            value = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError):
+            continue
+        if isinstance(value, dict) and memdir_hook_commands(value):
+            return True
+    return False
+
+
 class Cursor:
     name = "cursor"
     title = "Cursor"
@@ -257,7 +272,7 @@ class Cursor:
         return [f"{path} (--{other})"] if any("--host cursor" in c for c in found) else []
 
     def install_notes(self, scope: str, loc: Locations) -> list[str]:
-        return [
+        notes = [
             "Cursor has no hook that adds context to each prompt (beforeSubmitPrompt can only "
             "allow or block): memdir gives the memories at session start, keeps "
             ".cursor/rules/memdir.mdc (always applied, git-ignored through .git/info/exclude) "
@@ -265,6 +280,13 @@ class Cursor:
             "Restart Cursor (or reload the window) so it reads hooks.json and mcp.json; "
             "Settings > Hooks lists memdir's four hooks and their output.",
         ]
+        if _claude_code_hooks(loc):
+            notes.append(
+                "memdir's Claude Code hooks are installed too: keep Cursor's Settings > Features "
+                "> Third-party skills off, or Cursor runs them beside these (twice the context "
+                "and extraction)."
+            )
+        return notes
 
     def cleanup(self, project_root: Path) -> list[str]:
         """``memdir uninstall cursor``: this project's rules file and its exclude line."""
