@@ -159,3 +159,18 @@ def test_a_credential_in_the_transcript_is_never_kept(host: FakeHost) -> None:
     rules = (host.project / ".cursor" / "rules" / "memdir.mdc").read_text()
     assert "5433" in rules or "staging" in rules.lower()
     assert TOKEN not in rules
+
+
+@pytest.mark.parametrize("where", ["the other scope", "its own file"])
+def test_a_fifo_for_hooks_json_never_holds_the_install(host: FakeHost, where: str) -> None:
+    base = host.home if where == "the other scope" else host.project
+    fifo = base / ".cursor" / "hooks.json"
+    fifo.parent.mkdir(parents=True)
+    os.mkfifo(fifo)
+    started = time.monotonic()
+    done = host.memdir("install", "cursor", "--project")
+    assert time.monotonic() - started < 30 and "Traceback" not in done.stderr
+    if where == "its own file":
+        assert done.returncode != 0 and "hooks.json" in done.stderr
+    else:
+        assert done.returncode == 0  # unreadable there: no memdir hooks to run twice

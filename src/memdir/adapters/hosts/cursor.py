@@ -194,19 +194,24 @@ def read_transcript(path: Path, *, tail_bytes: int | None = None) -> list[Entry]
 # -- the dialect ------------------------------------------------------------------------------
 
 
+def _memdir_hooks(path: Path) -> list[str]:
+    """memdir's hook commands in the JSON config at ``path`` ([] when none or unreadable; a
+    FIFO there is refused, not waited on)."""
+    from memdir.adapters.hooks.settings_merge import memdir_hook_commands
+    from memdir.pathsafe import read_regular
+
+    try:
+        value = json.loads(read_regular(path, limit=4 * 1024 * 1024))
+    except (OSError, ValueError, RecursionError):
+        return []
+    return memdir_hook_commands(value) if isinstance(value, dict) else []
+
+
 def _claude_code_hooks(loc: Locations) -> bool:
     """memdir's hooks in a Claude Code settings file Cursor's third-party hooks would load."""
-    from memdir.adapters.hooks.settings_merge import memdir_hook_commands
-
     claude = (loc.claude_config_dir, loc.project_root / ".claude")
-    for path in [d / name for d in claude for name in ("settings.json", "settings.local.json")]:
-        try:
-            value = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError, RecursionError):
-            continue
-        if isinstance(value, dict) and memdir_hook_commands(value):
-            return True
-    return False
+    names = ("settings.json", "settings.local.json")
+    return any(_memdir_hooks(d / name) for d in claude for name in names)
 
 
 class Cursor:
@@ -262,14 +267,8 @@ class Cursor:
         ``hooks.json`` would run every hook twice."""
         other = "user" if scope == "project" else "project"
         path = self.install_targets(other, loc)[0].path
-        try:
-            value = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError, RecursionError):
-            return []
-        from memdir.adapters.hooks.settings_merge import memdir_hook_commands
-
-        found = memdir_hook_commands(value) if isinstance(value, dict) else []
-        return [f"{path} (--{other})"] if any("--host cursor" in c for c in found) else []
+        found = any("--host cursor" in c for c in _memdir_hooks(path))
+        return [f"{path} (--{other})"] if found else []
 
     def install_notes(self, scope: str, loc: Locations) -> list[str]:
         notes = [

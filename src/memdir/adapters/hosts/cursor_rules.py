@@ -23,6 +23,7 @@ import subprocess
 from pathlib import Path
 
 from memdir.atomic import atomic_write
+from memdir.pathsafe import read_regular
 
 RULES_PATH = ".cursor/rules/memdir.mdc"
 RULES_BUDGET = 2_000  # characters, frontmatter included: ~500 tokens on every request
@@ -44,8 +45,6 @@ HEADER = (
 def content(entrypoint: Path) -> str:
     """The rules file's text: :data:`HEADER` and MEMORY.md's first lines, within budget.
     Every hook runs this: only the head of MEMORY.md is decoded, its lines counted as bytes."""
-    from memdir.pathsafe import read_regular
-
     try:
         data = read_regular(entrypoint)
     except OSError:
@@ -103,9 +102,12 @@ def keep_out_of_git(root: Path) -> str | None:
         return "git did not say where the repository's exclude file is"
     exclude = root / found.stdout.decode("utf-8", "replace").strip()
     line = _exclude_line(root)
-    before = ""
-    with contextlib.suppress(FileNotFoundError):
-        before = exclude.read_text(encoding="utf-8")
+    try:
+        before = read_regular(exclude).decode("utf-8")
+    except FileNotFoundError:
+        before = ""
+    except (OSError, UnicodeDecodeError):
+        return f"cannot read {exclude}; not written"
     if line not in before.splitlines():
         sep = "" if not before or before.endswith("\n") else "\n"
         atomic_write(exclude, f"{before}{sep}{COMMENT}\n{line}\n")
@@ -128,7 +130,7 @@ def refresh(root: Path, entrypoint: Path) -> str:
     if os.path.islink(path) or (path.exists() and not path.is_file()):
         return f"not written: {path} is not a regular file"
     with contextlib.suppress(OSError, UnicodeDecodeError):
-        if path.read_text(encoding="utf-8") == text:
+        if read_regular(path).decode("utf-8") == text:
             return "unchanged"
     why = keep_out_of_git(root)
     if why is not None:
@@ -149,8 +151,8 @@ def remove(root: Path) -> list[str]:
     found = _git(root, "rev-parse", "--git-path", "info/exclude")
     if found is not None and found.returncode == 0:
         exclude = root / found.stdout.decode("utf-8", "replace").strip()
-        with contextlib.suppress(FileNotFoundError, UnicodeDecodeError):
-            lines = exclude.read_text(encoding="utf-8").splitlines(keepends=True)
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            lines = read_regular(exclude).decode("utf-8").splitlines(keepends=True)
             ours = (_exclude_line(root), COMMENT)
             kept = [ln for ln in lines if ln.rstrip("\n") not in ours]
             if len(kept) != len(lines):
