@@ -166,6 +166,20 @@ def test_the_work_query_is_the_branch_the_commits_and_their_paths(tmp_path: Path
     assert work_query(tmp_path / "not-a-repo") == ("", ())
 
 
+def test_a_git_that_hangs_gives_no_query_within_the_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = repo(tmp_path / "r")
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "git").write_text("#!/bin/sh\nsleep 30\n")
+    (fake / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", str(fake))
+    started = time.monotonic()
+    assert work_query(root) == ("", ())
+    assert time.monotonic() - started < 5
+
+
 # -- the rules file -----------------------------------------------------------------------------
 
 

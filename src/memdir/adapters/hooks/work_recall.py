@@ -2,8 +2,8 @@
 add context at each prompt (Cursor: its ``beforeSubmitPrompt`` may only allow or block).
 
 The query is what git says of the current work — the branch, the last commits' subjects and
-the paths they and the uncommitted changes touch — read with two ``git`` processes (each
-bounded by :data:`GIT_TIMEOUT`), offline. A dialect opts in with ``recall_at_start = True``.
+the paths they and the uncommitted changes touch — read with two ``git`` processes run side by
+side (bounded by :data:`GIT_TIMEOUT`), offline. A dialect opts in with ``recall_at_start = True``.
 
 Invariants: no git, no repository or a git that hangs gives no query and no recall, never an
 error; the memories go through the session state like any recall (never twice in a session)
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from memdir.adapters.hooks.handlers import HookContext
     from memdir.adapters.hooks.hookio import HookInput
 
-GIT_TIMEOUT = 2.0  # seconds per git call
+GIT_TIMEOUT = 2.0  # seconds for both git calls
 COMMITS = 5
 MAX_PATHS = 20
 MAX_QUERY_CHARS = 600
@@ -35,23 +35,44 @@ WORK_INTRO = (
 _PLAIN_BRANCHES = {"main", "master", "trunk", "develop", "HEAD"}
 
 
-def _git(cwd: Path, *args: str) -> str:
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(cwd), *args],
-            capture_output=True,
-            timeout=GIT_TIMEOUT,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return ""
-    return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else ""
+def _git_both(cwd: Path, *commands: list[str]) -> list[str]:
+    """The stdout of each ``git`` command, run side by side ('' for one that failed)."""
+    procs: list[subprocess.Popen[bytes] | None] = []
+    for args in commands:
+        try:
+            procs.append(
+                subprocess.Popen(
+                    ["git", "-C", str(cwd), *args],
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
+        except OSError:
+            procs.append(None)
+    deadline = time.monotonic() + GIT_TIMEOUT
+    out: list[str] = []
+    for proc in procs:
+        if proc is None:
+            out.append("")
+            continue
+        try:
+            data, _ = proc.communicate(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            data = b""
+        out.append(data.decode("utf-8", "replace") if proc.returncode == 0 else "")
+    return out
 
 
 def work_query(cwd: Path) -> tuple[str, tuple[str, ...]]:
     """(query, paths) for the work in the repository at ``cwd``; ('', ()) for none."""
-    status = _git(cwd, "status", "--porcelain=v2", "--branch", "--untracked-files=no")
+    status, log = _git_both(
+        cwd,
+        ["status", "--porcelain=v2", "--branch", "--untracked-files=no"],
+        ["log", f"-{COMMITS}", "--format=%x00%s", "--name-only"],
+    )
     branch = ""
     paths: list[str] = []
     for line in status.splitlines():
@@ -59,7 +80,6 @@ def work_query(cwd: Path) -> tuple[str, tuple[str, ...]]:
             branch = line.split(" ", 2)[2].strip()
         elif line[:2] in ("1 ", "2 "):
             paths.append(line.split(" ")[-1].split("\t")[0])
-    log = _git(cwd, "log", f"-{COMMITS}", "--format=%x00%s", "--name-only")
     subjects: list[str] = []
     for chunk in log.split("\x00")[1:]:
         lines = [x.strip() for x in chunk.splitlines() if x.strip()]
