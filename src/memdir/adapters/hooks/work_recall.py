@@ -12,7 +12,10 @@ and fit the room the session-start text leaves.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -46,6 +49,7 @@ def _git_both(cwd: Path, *commands: list[str]) -> list[str]:
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.PIPE,
                     stderr=subprocess.DEVNULL,
+                    start_new_session=True,  # its own group: a timeout ends its children too
                 )
             )
         except OSError:
@@ -59,8 +63,10 @@ def _git_both(cwd: Path, *commands: list[str]) -> list[str]:
         try:
             data, _ = proc.communicate(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
+            with contextlib.suppress(OSError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.communicate(timeout=0.5)
             data = b""
         out.append(data.decode("utf-8", "replace") if proc.returncode == 0 else "")
     return out
