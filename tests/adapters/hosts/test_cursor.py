@@ -161,9 +161,12 @@ def repo(root: Path) -> Path:
 
 
 def test_the_work_query_is_the_branch_the_commits_and_their_paths(tmp_path: Path) -> None:
-    query, paths = work_query(repo(tmp_path / "r"))
+    root = repo(tmp_path / "r")
+    (root / "billing notes.md").write_text("a\n")
+    git(root, "add", "billing notes.md")
+    query, paths = work_query(root)
     assert "feature billing retries" in query and "Retry failed card charges" in query
-    assert "invoice" in query and paths == ("invoice.py",)
+    assert "invoice" in query and paths == ("billing notes.md", "invoice.py")
     assert work_query(tmp_path / "not-a-repo") == ("", ())
 
 

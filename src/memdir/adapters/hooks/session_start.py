@@ -99,13 +99,16 @@ def session_notes(hc: HookContext, session_id: str) -> str:
 
 
 def session_start(inp: HookInput, hc: HookContext) -> str:
-    at_start = bool(getattr(hc.dialect, "recall_at_start", False))  # no recall per prompt
-    text = start_blocks(inp, hc, reserve=WORK_RECALL_CHARS if at_start else 0)
-    if at_start:
-        from memdir.adapters.hooks.work_recall import work_memories
+    if not getattr(hc.dialect, "recall_at_start", False):
+        text = start_blocks(inp, hc)
+        return hc.dialect.render(inp.event, text, None) if text else ""
+    # no recall per prompt (Cursor): the memories for the repository's current work come here
+    from memdir.adapters.hooks.work_recall import work_memories, work_query
 
-        room = SESSION_START_CHARS - (len(text) + 2 if text else 0)
-        text = "\n\n".join(t for t in (text, work_memories(inp, hc, room)) if t)
+    work = work_query(hc.paths.cwd) if hc.settings.auto_memory_enabled else ("", ())
+    text = start_blocks(inp, hc, reserve=WORK_RECALL_CHARS if work[0] else 0)
+    room = SESSION_START_CHARS - (len(text) + 2 if text else 0)
+    text = "\n\n".join(t for t in (text, work_memories(inp, hc, room, work)) if t)
     return hc.dialect.render(inp.event, text, None) if text else ""
 
 

@@ -84,8 +84,9 @@ def work_query(cwd: Path) -> tuple[str, tuple[str, ...]]:
     for line in status.splitlines():
         if line.startswith("# branch.head "):
             branch = line.split(" ", 2)[2].strip()
-        elif line[:2] in ("1 ", "2 "):
-            paths.append(line.split(" ")[-1].split("\t")[0])
+        elif line[:2] in ("1 ", "2 "):  # the path is the last field and may hold spaces
+            fields = line.split(" ", 8 if line[0] == "1" else 9)
+            paths.append(fields[-1].split("\t")[0])
     subjects: list[str] = []
     for chunk in log.split("\x00")[1:]:
         lines = [x.strip() for x in chunk.splitlines() if x.strip()]
@@ -99,14 +100,17 @@ def work_query(cwd: Path) -> tuple[str, tuple[str, ...]]:
     return query[:MAX_QUERY_CHARS], tuple(unique)
 
 
-def work_memories(inp: HookInput, hc: HookContext, room: int) -> str:
-    """The recalled block (intro and memories) within ``room`` characters, '' for none."""
+def work_memories(
+    inp: HookInput, hc: HookContext, room: int, work: tuple[str, tuple[str, ...]]
+) -> str:
+    """The block (intro and memories) recalled on ``work`` (:func:`work_query`) within
+    ``room`` characters, '' for none."""
     from memdir.prompt_context import RecallContext
 
     started = time.perf_counter()
+    query, paths = work
     if not hc.settings.auto_memory_enabled or room < 400:
         return ""
-    query, paths = work_query(hc.paths.cwd)
     if not query:
         log_event(hc, inp, started, via="none", skipped="no git history to recall on")
         return ""
