@@ -206,20 +206,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=2000)
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--exec-runs", type=int, default=5)
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        help="keep the memories, index and caches here and reuse them (a second run measures "
+        "a memory dir whose index is complete, not one still being built)",
+    )
     args = parser.parse_args(argv)
-    workdir = Path(tempfile.mkdtemp(prefix="memdir-hosts-"))
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="memdir-hosts-"))
     try:
         hook_rows = hooks(args.n, args.runs, workdir / "hooks")
         exec_rows = codex_exec(args.exec_runs, workdir / "exec") if args.exec_runs else []
     finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+        if args.workdir is None:
+            shutil.rmtree(workdir, ignore_errors=True)
     head = ["memories", "host", "hook (one process, daemon up)", "n", "p50 ms", "p95 ms"]
     load = os.getloadavg()
+    kept = f" --workdir {args.workdir}" if args.workdir else ""
+    execs = table(exec_rows, ["codex exec", "runs", "median s", "min s", "added over bare s"])
     print(
         f"Command: `nice .venv/bin/python benchmarks/hosts_bench.py --n {args.n} --runs "
-        f"{args.runs} --exec-runs {args.exec_runs}`  \nMachine: {machine()}; load average at "
-        f"the end {load[0]:.1f}.\n\n{table(hook_rows, head)}\n\n"
-        + table(exec_rows, ["codex exec", "runs", "median s", "min s", "added over bare s"])
+        f"{args.runs} --exec-runs {args.exec_runs}{kept}`  \nMachine: {machine()}; load average "
+        f"at the end {load[0]:.1f}.\n\n{table(hook_rows, head)}"
+        + (f"\n\n{execs}" if exec_rows else "")
     )
     return 0
 
