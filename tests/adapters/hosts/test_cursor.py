@@ -430,7 +430,7 @@ def test_the_session_start_recall_through_the_warm_daemon(tmp_path: Path) -> Non
     memdir(project, env, "add", "keys", "-d", body, "-t", "project", "-b", body)
     assert memdir(project, env, "hook", "daemon", "start").returncode == 0
     try:
-        start = {"conversation_id": "c-daemon", "hook_event_name": "sessionStart"}
+        start: dict[str, Any] = {"conversation_id": "c-daemon", "hook_event_name": "sessionStart"}
         start["workspace_roots"] = [str(project)]
         run = memdir(
             home, env, "hook", "--host", "cursor", "session-start", stdin=json.dumps(start)
