@@ -6,11 +6,13 @@ Issue #27's targets: per host, at 2,000 memories with the recall daemon up, ever
 ≤ 100 ms as a process; ``codex exec`` with memdir installed (hooks + MCP) within +0.5 s of bare
 (median of 5, same run).
 
-1. Hooks: for each host (``claude-code``, ``codex``) and each event, the real console script
-   ``memdir hook [--host codex] <event>`` as one process per call, the host's own hook JSON on
-   stdin and a one-turn transcript in the host's own format (Claude Code's JSONL, Codex's
-   rollout), N synthetic memories (``benchmarks/scale.py``), the search index built once first
-   (not timed); each call starts once the workers of the call before have finished.
+1. Hooks: for each host (``claude-code``, ``codex``, ``cursor``) and each event, the real console
+   script ``memdir hook [--host codex] <event>`` as one process per call, the host's own hook
+   JSON on stdin and a one-turn transcript in the host's own format (Claude Code's JSONL, Codex's
+   rollout, Cursor's agent transcript), N synthetic memories (``benchmarks/scale.py``), the
+   search index built once first (not timed); each call starts once the workers of the call
+   before have finished. Cursor's project is a real git repository with commits (its session
+   start recalls on them) and the size of the rules file it keeps is reported.
 2. ``codex exec`` (the pinned CLI of tests/realhost, against the fake Responses API on
    127.0.0.1, isolated HOME): bare, then with ``memdir install codex --project`` trusted as a
    user would; one untimed run each first (the daemon's start, Codex's first-run files).
@@ -80,6 +82,48 @@ def codex_payload(event: str, project: Path, home: Path) -> str:
     return json.dumps(body)
 
 
+CURSOR_EVENTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "session-start": ("sessionStart", {"is_background_agent": False, "composer_mode": "agent"}),
+    "stop": ("stop", {"status": "completed", "loop_count": 0}),
+    "pre-compact": ("preCompact", {"trigger": "auto", "context_usage_percent": 85}),
+    "session-end": ("sessionEnd", {"reason": "completed", "duration_ms": 60_000}),
+}
+
+
+def cursor_payload(event: str, project: Path, home: Path) -> str:
+    """The documented hook JSON (no Cursor binary here) and a one-turn agent transcript."""
+    session = str(uuid.uuid4())
+    path = home / ".cursor" / "projects" / "project" / "agent-transcripts" / f"{session}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    turns = [("user", "<user_query>\nhow do we deploy?\n</user_query>"), ("assistant", "fly.io")]
+    rows = [{"role": r, "message": {"content": [{"type": "text", "text": t}]}} for r, t in turns]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    name, extra = CURSOR_EVENTS[event]
+    body = {"conversation_id": session, "session_id": session, "generation_id": session,
+            "hook_event_name": name, "workspace_roots": [str(project)],
+            "transcript_path": str(path), "model": "claude-4.5-sonnet", **extra}  # fmt: skip
+    return json.dumps(body)
+
+
+def git_project(project: Path) -> None:
+    """A repository with a branch and commits, as a Cursor workspace has."""
+    if (project / ".git" / "HEAD").exists():
+        return
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(project), *args], check=True, capture_output=True)
+
+    project.mkdir(parents=True, exist_ok=True)
+    git("init", "-q", "-b", "feature/deploy-pipeline")
+    git("config", "user.email", "bench@example.com")
+    git("config", "user.name", "bench")
+    for n, subject in enumerate(["Deploy the API with make ship", "Retry failed deploys",
+                                 "Document the staging database port"]):  # fmt: skip
+        (project / f"file{n}.py").write_text(f"x = {n}\n")
+        git("add", "-A")
+        git("commit", "-qm", subject)
+
+
 def hooks(n: int, runs: int, workdir: Path) -> list[list[Any]]:
     home, project, memory = workdir / "home", workdir / "project", workdir / "memory"
     for d in (home, project / ".git"):
@@ -92,22 +136,33 @@ def hooks(n: int, runs: int, workdir: Path) -> list[list[Any]]:
     subprocess.run([*base, "recall", "warm up the index"], env=env, cwd=project,
                    capture_output=True)  # fmt: skip
     daemon(base, env, project, "start")
+    cursor_project = workdir / "cursor-project"
+    git_project(cursor_project)
     rows: list[list[Any]] = []
-    for host in ("claude-code", "codex"):
+    for host in ("claude-code", "codex", "cursor"):
         flag = [] if host == "claude-code" else ["--host", host]
-        for event in CODEX_EVENTS:
+        for event in CURSOR_EVENTS if host == "cursor" else CODEX_EVENTS:
             calls = []
             for _ in range(runs + 1):
                 settle()
-                body = (
-                    claude_payload(event, project, workdir)
-                    if host == "claude-code"
-                    else codex_payload(event, project, home)
-                )
+                if host == "claude-code":
+                    body = claude_payload(event, project, workdir)
+                elif host == "codex":
+                    body = codex_payload(event, project, home)
+                else:
+                    body = cursor_payload(event, cursor_project, home)
                 calls.append(timed([*base, "hook", *flag, event], env, project, body))
             calls = calls[1:]  # the first call of each event warms what it loads
             rows.append([n, host, event, len(calls), percentile(calls, 50), percentile(calls, 95)])
+    # the rules file at full size: the synthetic memories come without MEMORY.md, a user's do not
+    subprocess.run([*base, "index", "rebuild"], env=env, cwd=project, capture_output=True)
+    settle()
+    timed([*base, "hook", "--host", "cursor", "stop"], env, project,
+          cursor_payload("stop", cursor_project, home))  # fmt: skip
     daemon(base, env, project, "stop")
+    rules = cursor_project / ".cursor" / "rules" / "memdir.mdc"
+    size = len(rules.read_text()) if rules.is_file() else 0
+    rows.append([n, "cursor", "rules file (chars, every request)", 1, size, size])
     return rows
 
 
@@ -151,20 +206,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=2000)
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--exec-runs", type=int, default=5)
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        help="keep the memories, index and caches here and reuse them (a second run measures "
+        "a memory dir whose index is complete, not one still being built)",
+    )
     args = parser.parse_args(argv)
-    workdir = Path(tempfile.mkdtemp(prefix="memdir-hosts-"))
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="memdir-hosts-"))
     try:
         hook_rows = hooks(args.n, args.runs, workdir / "hooks")
-        exec_rows = codex_exec(args.exec_runs, workdir / "exec")
+        exec_rows = codex_exec(args.exec_runs, workdir / "exec") if args.exec_runs else []
     finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+        if args.workdir is None:
+            shutil.rmtree(workdir, ignore_errors=True)
     head = ["memories", "host", "hook (one process, daemon up)", "n", "p50 ms", "p95 ms"]
     load = os.getloadavg()
+    kept = f" --workdir {args.workdir}" if args.workdir else ""
+    execs = table(exec_rows, ["codex exec", "runs", "median s", "min s", "added over bare s"])
     print(
         f"Command: `nice .venv/bin/python benchmarks/hosts_bench.py --n {args.n} --runs "
-        f"{args.runs} --exec-runs {args.exec_runs}`  \nMachine: {machine()}; load average at "
-        f"the end {load[0]:.1f}.\n\n{table(hook_rows, head)}\n\n"
-        + table(exec_rows, ["codex exec", "runs", "median s", "min s", "added over bare s"])
+        f"{args.runs} --exec-runs {args.exec_runs}{kept}`  \nMachine: {machine()}; load average "
+        f"at the end {load[0]:.1f}.\n\n{table(hook_rows, head)}"
+        + (f"\n\n{execs}" if exec_rows else "")
     )
     return 0
 

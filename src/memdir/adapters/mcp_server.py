@@ -215,7 +215,10 @@ def build_server(
     )
 
     @server.tool(
-        description="Find the memories relevant to a query (at most 5), with content.",
+        description="Find the memories relevant to a query (at most 5), with content. Call it "
+        "before starting a task and whenever earlier decisions, conventions or the user's "
+        "preferences may matter; memories already shown in this conversation need no second "
+        "call.",
         annotations=READ_ONLY,
     )
     @tool_errors

@@ -185,7 +185,7 @@ def _summary(row: dict[str, Any]) -> dict[str, Any]:
         what.append(f"injected {len(injected)} ({names}) via {row.get('via')}")
     elif row.get("event") == "user-prompt-submit" and not row.get("skipped"):
         what.append(f"nothing relevant (via {row.get('via')})")
-    for key in ("notice", "extraction", "source", "trigger", "reason"):
+    for key in ("notice", "extraction", "source", "trigger", "reason", "rules"):
         if row.get(key):
             what.append(f"{key}: {row[key]}")
     if row.get("event") == "extract" and row.get("written"):

@@ -1,8 +1,8 @@
 """``memdir install <host>`` / ``memdir uninstall <host>``: wire memdir into an agent host.
 
-Hosts with hooks (``claude-code``, ``codex``, ``gemini``: :mod:`memdir.adapters.hosts`) get the
-hooks (recall per prompt, extraction at stop, ...) and the MCP server; ``cursor`` and
-``claude-desktop`` get the MCP server. Global flags given here (``--claude``,
+Hosts with hooks (``claude-code``, ``codex``, ``gemini``, ``cursor``:
+:mod:`memdir.adapters.hosts`) get the hooks (recall per prompt, extraction at stop, ...) and the
+MCP server; ``claude-desktop`` gets the MCP server. Global flags given here (``--claude``,
 ``--dir``, ``--settings``) are written into the installed commands, so the host runs memdir the
 way it was installed. ``--dry-run`` prints the diff and writes nothing.
 """
@@ -111,6 +111,20 @@ def _refuse_duplicates(ctx: CliContext, loc: Locations) -> None:
         )
 
 
+def _refuse_other_scope(host: object, scope: str, loc: Locations) -> None:
+    """A host that runs the user's and the project's hooks both (Cursor) names memdir's
+    install in the other scope (its optional ``conflicts``): refused, hooks would run twice."""
+    from memdir.errors import InstallError
+
+    conflicts = getattr(host, "conflicts", None)
+    found = conflicts(scope, loc) if conflicts is not None else []
+    if found:
+        raise InstallError(
+            f"memdir's hooks are already installed in {'; '.join(found)} — the host runs both "
+            "files, so every hook would run twice; uninstall that one first"
+        )
+
+
 def cmd_install(ctx: CliContext) -> int:
     from memdir.adapters.hooks import install
     from memdir.adapters.hosts import installable
@@ -120,6 +134,7 @@ def cmd_install(ctx: CliContext) -> int:
     loc = _locations(ctx)
     if a.host == "claude-code":
         _refuse_duplicates(ctx, loc)
+    _refuse_other_scope(host, a.scope, loc)
     record = install.InstallRecord(ctx.settings.memdir_home).load()
     # --llm key|off: the hooks must never use the host CLI, pinned in their commands themselves
     prefix = ["env", "MEMDIR_HOST_MODEL=off"] if a.llm != "host" else []
@@ -146,10 +161,15 @@ def cmd_uninstall(ctx: CliContext) -> int:
 
     a = ctx.args
     record = install.InstallRecord(ctx.settings.memdir_home).load()
-    changes = install.plan_uninstall(installable(a.host), a.scope, _locations(ctx), record)
+    host = installable(a.host)
+    changes = install.plan_uninstall(host, a.scope, _locations(ctx), record)
     backups = (
         []
         if a.dry_run
         else install.apply(changes, memdir_home=ctx.settings.memdir_home, install=False)
     )
-    return _report(ctx, changes, backups, dry_run=a.dry_run)
+    cleanup = getattr(host, "cleanup", None)  # files the hooks keep (Cursor's rules file)
+    notes = None
+    if cleanup is not None and not a.dry_run:
+        notes = [f"removed: {p}" for p in cleanup(ctx.paths.project_root)] or None
+    return _report(ctx, changes, backups, dry_run=a.dry_run, notes=notes)

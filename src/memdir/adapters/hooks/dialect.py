@@ -33,7 +33,8 @@ EVENT_WORDS = ("session-start", "user-prompt-submit", "stop", "pre-compact", "se
 class HookSpec:
     """One hook memdir installs: the host's event name, the command line, a timeout in the
     host's unit, an optional matcher, whether the host may run it without waiting, and a name
-    for hosts that identify hooks by one (Gemini CLI's ``hooksConfig.disabled``)."""
+    for hosts that identify hooks by one (Gemini CLI's ``hooksConfig.disabled``); ``flat``
+    for hosts that list the hook itself under the event, with no group (Cursor)."""
 
     event: str
     command: str
@@ -41,9 +42,13 @@ class HookSpec:
     matcher: str | None = None
     run_async: bool = False
     name: str | None = None
+    flat: bool = False
 
     def entry(self) -> dict[str, Any]:
-        """The ``{"matcher", "hooks": [{"type": "command", ...}]}`` group most hosts share."""
+        """The ``{"matcher", "hooks": [{"type": "command", ...}]}`` group most hosts share,
+        or Cursor's ``{"command", "timeout"}`` when ``flat``."""
+        if self.flat:
+            return {"command": self.command, "timeout": self.timeout}
         hook: dict[str, Any] = {"type": "command", "command": self.command, "timeout": self.timeout}
         if self.name is not None:
             hook = {"name": self.name, **hook}
@@ -61,14 +66,17 @@ class Target:
     "mcp" (a servers object at ``key`` in JSON) or "mcp-toml" (a ``[key.memdir]`` table).
     ``server`` holds keys the host wants in memdir's MCP server entry besides its command
     (Gemini CLI's ``trust``); ``mcp_args`` go after ``memdir mcp`` (``--preload`` for a host
-    whose only recall is the agent calling ``memory_recall``). Several targets may name one
-    file (Gemini CLI keeps hooks and MCP servers in the same ``settings.json``)."""
+    whose only recall is the agent calling ``memory_recall``); ``fields`` top-level keys a
+    hooks file must hold besides ``hooks`` (Cursor's ``"version": 1``), added when absent and
+    removed with the hooks. Several targets may name one file (Gemini CLI keeps hooks and MCP
+    servers in the same ``settings.json``)."""
 
     path: Path
     kind: str
     key: tuple[str, ...] = ()
     server: Mapping[str, Any] = field(default_factory=dict)
     mcp_args: tuple[str, ...] = ()
+    fields: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

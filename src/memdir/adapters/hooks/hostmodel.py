@@ -113,8 +113,9 @@ def describe(
     if dialect is not None and dialect.model_provider != "claude-code":
         return _describe_other(settings, env, llm, dialect)
 
+    recall = "Recall" if getattr(dialect, "recall_at_start", False) else "Per-prompt recall"
     offline = (
-        "Per-prompt recall is always local (no model, no cost). Without a model, memories are "
+        f"{recall} is always local (no model, no cost). Without a model, memories are "
         'saved only from explicit statements ("remember that ...") and session notes and '
         "dream run offline."
     )
@@ -154,8 +155,9 @@ def describe(
 def _describe_other(
     settings: Settings, env: Mapping[str, str], llm: str, dialect: Dialect
 ) -> list[str]:
+    recall = "Recall" if getattr(dialect, "recall_at_start", False) else "Per-prompt recall"
     offline = (
-        "Per-prompt recall is always local (no model, no cost). Without a model, memories are "
+        f"{recall} is always local (no model, no cost). Without a model, memories are "
         'saved from explicit statements ("remember that ...") and what a whole session shows, '
         "and session notes and dream run offline."
     )

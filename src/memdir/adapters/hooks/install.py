@@ -177,6 +177,8 @@ def _plan_json(
         # never left beside the new ones: every hook would run twice
         stale = set(previous.get("hooks", [])) - new
         after, created = sm.add_hooks(sm.remove_hooks(current, stale), specs)
+        missing = {k: v for k, v in target.fields.items() if k not in after}
+        after, created = {**missing, **after}, [*created, *missing]
         added: dict[str, Any] = {"hooks": sorted(new)}
     else:
         entry = server_entry(command, target.server, target.mcp_args)
@@ -221,6 +223,8 @@ def _unplan_json(target: Target, before: str, added: Mapping[str, Any]) -> tuple
     if target.kind == "hooks":
         commands = added.get("hooks") or sm.memdir_hook_commands(current)
         after = sm.remove_hooks(current, commands, created)
+        if set(after) <= set(target.fields):  # nothing left but what the install added
+            after = {k: v for k, v in after.items() if k not in created}
     else:
         after = sm.remove_server(current, target.key, SERVER_NAME, created)
     text = before if after == current else sm.dump(after, like=before)

@@ -143,12 +143,38 @@ def session_end(inp: HookInput, hc: HookContext) -> str:
     return ""
 
 
+def refresh_host_files(hc: HookContext, session_id: str | None, event: str) -> None:
+    """A host's files memdir keeps in step with the memory dir (the dialect's optional
+    ``after_event(hc) -> str``: Cursor's rules file), after every hook and every extraction;
+    a failure is logged, never raised (the hook's own answer stands)."""
+    after = getattr(hc.dialect, "after_event", None)
+    if after is None:
+        return
+    try:
+        outcome = str(after(hc))
+    except Exception as exc:  # the hook's answer must not be lost to a side file
+        outcome = f"failed: {' '.join(str(exc).split()) or type(exc).__name__}"
+    if outcome != "unchanged":
+        from memdir.adapters.hooks import hooklog
+
+        row = {"session": session_id, "event": event, "host": hc.dialect.name, "rules": outcome}
+        hooklog.record(hc.cache_dir, row)
+
+
 def run_extraction(hc: HookContext, session_id: str, transcript: Path) -> Any:
     """The worker's body (also run inline at session end)."""
-    from memdir.adapters.hooks.extraction import run_worker
     from memdir.adapters.hooks.host_transcript import readable
 
     transcript = readable(hc.dialect, transcript, hc.cache_dir)
+    try:
+        return _extract(hc, session_id, transcript)
+    finally:
+        refresh_host_files(hc, session_id, "extract")
+
+
+def _extract(hc: HookContext, session_id: str, transcript: Path) -> Any:
+    from memdir.adapters.hooks.extraction import run_worker
+
     return run_worker(
         store=hc.sessions,
         cache_dir=hc.cache_dir,

@@ -163,6 +163,7 @@ def run_event(
         hc = build(cwd)
         cache_dir = hc.cache_dir
         text = HANDLERS[event](inp, hc)
+        lifecycle.refresh_host_files(hc, session, event)
         return (text + "\n" if text else ""), ""
     except Exception as exc:  # the host must never see a traceback or a failed hook
         message = " ".join(str(exc).split()) or type(exc).__name__

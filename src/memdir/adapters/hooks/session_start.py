@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from memdir.adapters.hooks.hookio import HookInput
 
 SESSION_START_CHARS = 8_000
+WORK_RECALL_CHARS = 3_000  # kept from MEMORY.md for the memories recalled on the work (Cursor)
 
 # -- session-start --------------------------------------------------------------------------
 
@@ -34,10 +35,15 @@ SESSION_START_CHARS = 8_000
 def instructions(hc: HookContext) -> str:
     """Short memory instructions for the session, in the settings' mode."""
     settings, paths = hc.settings, hc.paths
+    how = (
+        "Memories relevant to the current work are added here at the start; nothing is added "
+        "per prompt, so call the memdir MCP tool memory_recall with the task before starting it."
+        if getattr(hc.dialect, "recall_at_start", False)
+        else "Memories relevant to each prompt are added to the conversation automatically."
+    )
     lines = [
         "# Memory (memdir)",
-        f"You have a persistent, file-based memory at {paths.memory_dir}. Memories relevant to "
-        "each prompt are added to the conversation automatically.",
+        f"You have a persistent, file-based memory at {paths.memory_dir}. {how}",
     ]
     if settings.daily_log_mode:
         lines.append(
@@ -102,7 +108,16 @@ def session_notes(hc: HookContext, session_id: str) -> str:
 def session_start(inp: HookInput, hc: HookContext) -> str:
     if _deferred(hc):
         return _defer(inp, hc)
-    text = start_blocks(inp, hc)
+    if not getattr(hc.dialect, "recall_at_start", False):
+        text = start_blocks(inp, hc)
+        return hc.dialect.render(inp.event, text, None) if text else ""
+    # no recall per prompt (Cursor): the memories for the repository's current work come here
+    from memdir.adapters.hooks.work_recall import work_memories, work_query
+
+    work = work_query(hc.paths.cwd) if hc.settings.auto_memory_enabled else ("", ())
+    text = start_blocks(inp, hc, reserve=WORK_RECALL_CHARS if work[0] else 0)
+    room = SESSION_START_CHARS - (len(text) + 2 if text else 0)
+    text = "\n\n".join(t for t in (text, work_memories(inp, hc, room, work)) if t)
     return hc.dialect.render(inp.event, text, None) if text else ""
 
 
@@ -133,8 +148,9 @@ def pending_start(inp: HookInput, hc: HookContext) -> str:
     return start_blocks(replace(inp, event="session-start", source=source), hc)
 
 
-def start_blocks(inp: HookInput, hc: HookContext) -> str:
-    """The session-start text for ``inp`` (its blocks claimed for the context), '' for none."""
+def start_blocks(inp: HookInput, hc: HookContext, reserve: int = 0) -> str:
+    """The session-start text for ``inp`` (its blocks claimed for the context), '' for none;
+    ``reserve`` characters are left free of MEMORY.md for what the caller adds."""
     started = time.perf_counter()
     if not hc.settings.auto_memory_enabled:
         log_event(hc, inp, started, skipped="memory disabled", source=inp.source)
@@ -164,7 +180,7 @@ def start_blocks(inp: HookInput, hc: HookContext) -> str:
         path = hc.paths.session_memory_path(inp.session_id)
         parts.append((notes, header + fit_notes(notes, room, notes_path=path)))
     if parts and not hc.settings.claude_mode:
-        room = SESSION_START_CHARS - sum(len(p) + 2 for _, p in parts)
+        room = SESSION_START_CHARS - reserve - sum(len(p) + 2 for _, p in parts)
         section = _index_section(hc)
         if section and room > 200:
             parts.insert(1, (section, clip(section, room)))

@@ -94,9 +94,11 @@ def _update(groups: list[Any], spec: HookSpec) -> None:
     """An earlier install's hook with this command takes this one's timeout and ``async``
     (memdir installed ``stop`` and ``session-end`` ``async`` before; keeping that would cost
     every ``claude -p`` ~1.5 s)."""
-    want = spec.entry()["hooks"][0]
+    want = spec.entry() if spec.flat else spec.entry()["hooks"][0]
     for group in groups:
-        if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+        if _is_flat(group) and group["command"] == spec.command:
+            group["timeout"] = want["timeout"]
+        elif isinstance(group, dict) and isinstance(group.get("hooks"), list):
             for hook in group["hooks"]:
                 if isinstance(hook, dict) and hook.get("command") == spec.command:
                     hook["timeout"] = want["timeout"]
@@ -108,9 +110,20 @@ def _update(groups: list[Any], spec: HookSpec) -> None:
                         hook.pop("async", None)
 
 
+def _is_flat(group: Any) -> bool:
+    """A hook listed under its event with no group around it (Cursor's ``hooks.json``)."""
+    return (
+        isinstance(group, dict)
+        and isinstance(group.get("command"), str)
+        and not isinstance(group.get("hooks"), list)
+    )
+
+
 def _commands(groups: list[Any]) -> Iterable[str]:
     for group in groups:
-        if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+        if _is_flat(group):
+            yield group["command"]
+        elif isinstance(group, dict) and isinstance(group.get("hooks"), list):
             for hook in group["hooks"]:
                 if isinstance(hook, dict) and isinstance(hook.get("command"), str):
                     yield hook["command"]
@@ -132,6 +145,10 @@ def remove_hooks(
             continue
         kept_groups = []
         for group in groups:
+            if _is_flat(group):
+                if group["command"] not in drop:
+                    kept_groups.append(group)
+                continue
             if not (isinstance(group, dict) and isinstance(group.get("hooks"), list)):
                 kept_groups.append(group)
                 continue

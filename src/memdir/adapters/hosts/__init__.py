@@ -19,9 +19,10 @@ DIALECTS = {
     "claude-code": "memdir.adapters.hosts.claude_code",
     "codex": "memdir.adapters.hosts.codex",
     "gemini": "memdir.adapters.hosts.gemini",
+    "cursor": "memdir.adapters.hosts.cursor",
 }
 # hosts memdir can only give its MCP server (no hooks it could run)
-MCP_ONLY = ("cursor", "claude-desktop")
+MCP_ONLY = ("claude-desktop",)
 DEFAULT = "claude-code"
 
 

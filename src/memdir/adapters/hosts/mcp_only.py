@@ -1,8 +1,8 @@
-"""Hosts memdir gives its MCP server only: Cursor (hooks: see issue #28) and Claude Desktop.
+"""Hosts memdir gives its MCP server only: Claude Desktop.
 
 Claude Desktop has no project directory, so its server is pinned to one memory dir with
 ``--dir`` (``memdir install claude-desktop`` passes it through the command). With no hooks, the
-agent calling ``memory_recall`` is the only recall these hosts have: their server starts with
+agent calling ``memory_recall`` is the only recall it has: its server starts with
 ``--preload`` (the SDK and the recall index load a moment after the handshake, not at the
 first tool call).
 """
@@ -29,9 +29,6 @@ class _McpHost:
     scopes: tuple[str, ...]
 
     def install_targets(self, scope: str, loc: Locations) -> list[Target]:
-        if self.name == "cursor":
-            base = loc.project_root if scope == "project" else loc.home
-            return [Target(base / ".cursor" / "mcp.json", "mcp", ("mcpServers",), mcp_args=PRELOAD)]
         return [Target(loc.desktop_config(), "mcp", ("mcpServers",), mcp_args=PRELOAD)]
 
     def hook_specs(self, command: Sequence[str]) -> list[HookSpec]:
@@ -45,7 +42,6 @@ class _McpHost:
 
 
 HOSTS: dict[str, Installable] = {
-    "cursor": _McpHost("cursor", "Cursor", ("user", "project")),
     "claude-desktop": _McpHost("claude-desktop", "Claude Desktop", ("user", "project")),
 }
 
