@@ -306,7 +306,8 @@ def test_user_install_then_uninstall_gives_back_every_byte(tmp_path: Path) -> No
     assert sorted(value["hooks"]) == sorted(["beforeShellExecution", *WORDS])
     assert all(isinstance(h, dict) and "hooks" not in h for v in value["hooks"].values() for h in v)
     servers = json.loads(mcp.read_text())["mcpServers"]
-    assert servers["memdir"] == {"command": "/opt/bin/memdir", "args": ["mcp"]}
+    # no recall per prompt: the server preloads for the agent's memory_recall
+    assert servers["memdir"] == {"command": "/opt/bin/memdir", "args": ["mcp", "--preload"]}
     assert servers["github"] == {"command": "gh-mcp"}
     again = plan_install(DIALECT, "user", loc, ["/opt/bin/memdir"], record)
     assert not any(c.changed for c in again)  # twice is once
