@@ -120,6 +120,9 @@ def cmd_install(ctx: CliContext) -> int:
     loc = _locations(ctx)
     if a.host == "claude-code":
         _refuse_duplicates(ctx, loc)
+    check = getattr(host, "check_install", None)  # a host's own refusals (OpenCode's version)
+    if check is not None:
+        check(a.scope, loc)
     record = install.InstallRecord(ctx.settings.memdir_home).load()
     # --llm key|off: the hooks must never use the host CLI, pinned in their commands themselves
     prefix = ["env", "MEMDIR_HOST_MODEL=off"] if a.llm != "host" else []

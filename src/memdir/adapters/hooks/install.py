@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memdir.adapters.hooks import managed_file
 from memdir.adapters.hooks import settings_merge as sm
 from memdir.adapters.hooks import toml_block
 from memdir.adapters.hooks.dialect import Installable, Locations, Target
@@ -147,6 +148,10 @@ def plan_install(
                 entry = server_entry(command, target.server)
                 text = toml_block.add(text, target.key, SERVER_NAME, entry, str(path))
                 part: dict[str, Any] = {"server": [*target.key, SERVER_NAME], "toml": True}
+            elif target.kind == "file":  # a file memdir owns whole (OpenCode's plugin)
+                text, part = managed_file.plan(
+                    host, target, text, [*hook_prefix, *command], previous
+                )
             else:
                 text, part = _plan_json(host, target, text, command, previous, hook_prefix)
                 part["created"] = sorted(set(part["created"]) | set(added.get("created", [])))
@@ -177,7 +182,8 @@ def _plan_json(
         after, created = sm.add_hooks(sm.remove_hooks(current, stale), specs)
         added: dict[str, Any] = {"hooks": sorted(new)}
     else:
-        entry = server_entry(command, target.server)
+        shaped = getattr(host, "mcp_entry", None)  # a host with its own entry shape (OpenCode)
+        entry = shaped(command) if shaped else server_entry(command, target.server)
         after, created = sm.set_server(current, target.key, SERVER_NAME, entry)
         added = {"server": [*target.key, SERVER_NAME]}
     added["created"] = sorted(set(created) | set(previous.get("created", [])))
@@ -202,6 +208,10 @@ def plan_uninstall(
             if target.kind == "mcp-toml":
                 text = toml_block.remove(text, str(path))
                 empty = not text.strip()
+            elif target.kind == "file":
+                managed_file.unplan(target, text, added)
+                text, empty = None, True
+                break
             else:
                 text, empty = _unplan_json(target, text, added)
         original = _read(Path(added["backup"])) if added.get("backup") else None
@@ -297,6 +307,7 @@ def _write(change: FileChange) -> None:
     if change.after is None:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
+        managed_file.remove_created_dirs(change.added)
         return
     mode = 0o600  # a new file: user configs can hold tokens
     with contextlib.suppress(FileNotFoundError):

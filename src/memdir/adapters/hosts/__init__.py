@@ -19,6 +19,7 @@ DIALECTS = {
     "claude-code": "memdir.adapters.hosts.claude_code",
     "codex": "memdir.adapters.hosts.codex",
     "gemini": "memdir.adapters.hosts.gemini",
+    "opencode": "memdir.adapters.hosts.opencode",
 }
 # hosts memdir can only give its MCP server (no hooks it could run)
 MCP_ONLY = ("cursor", "claude-desktop")
