@@ -101,26 +101,29 @@ function askDaemon(socket, payload, timeoutMs) {
     const conn = net.createConnection(socket)
     conn.setEncoding("utf8")
     const timer = setTimeout(() => finish(sent ? { timeout: true } : { failed: true }), timeoutMs)
+    const settle = () => {
+      clearTimeout(timer)
+      try {
+        finish({ answer: JSON.parse(data) })
+      } catch {
+        finish(sent ? { timeout: true } : { failed: true })
+      }
+    }
+    // one request line, one answer line: no half-close (Bun's end() closes both ways)
     conn.on("connect", () => {
-      conn.end(JSON.stringify({ v: 1, ...payload }) + "\\n")
+      conn.write(JSON.stringify({ v: 1, ...payload }) + "\\n")
       sent = true
     })
     conn.on("data", (chunk) => {
       data += chunk
       if (data.length > MAX_ANSWER) finish({ failed: true })
+      else if (data.endsWith("\\n")) settle()
     })
     conn.on("error", () => {
       clearTimeout(timer)
-      finish({ failed: true })
+      finish(sent ? { timeout: true } : { failed: true })
     })
-    conn.on("end", () => {
-      clearTimeout(timer)
-      try {
-        finish({ answer: JSON.parse(data) })
-      } catch {
-        finish({ failed: true })
-      }
-    })
+    conn.on("end", settle)
   })
 }
 
