@@ -109,9 +109,7 @@ def opencode_cli() -> Path:
 
 
 @pytest.fixture
-def opencode(
-    opencode_cli: Path, fake_openai: FakeOpenAI, tmp_path: Path
-) -> Iterator[OpenCodeHost]:
+def opencode(opencode_cli: Path, fake_openai: FakeOpenAI, tmp_path: Path) -> Iterator[OpenCodeHost]:
     """A sandboxed user of the real OpenCode CLI (``opencode run``) talking to ``fake_openai``."""
     h = OpenCodeHost(cli=opencode_cli, api=fake_openai, root=tmp_path)
     try:

@@ -31,9 +31,7 @@ def _add_deploy_memory(host: OpenCodeHost) -> None:
 
 
 def _saved(memory_dir: Path, needle: str) -> bool:
-    return any(
-        needle in p.read_text() for p in memory_dir.glob("*.md") if p.name != "MEMORY.md"
-    )
+    return any(needle in p.read_text() for p in memory_dir.glob("*.md") if p.name != "MEMORY.md")
 
 
 def test_recall_reaches_the_request_once_per_session(opencode: OpenCodeHost) -> None:
@@ -78,7 +76,8 @@ def test_a_claude_code_memory_surfaces_in_opencode(
     wait_for(lambda: _saved(memory_dir, "make ship"), "Claude Code's extraction")
     opencode.prompt("How do I deploy the new release?")
     request = opencode.main_requests()[-1].text()
-    assert "make ship" in request and "kubectl apply" in request, json.dumps(opencode.hook_log(), indent=1)[-6000:]
+    log = json.dumps(opencode.hook_log(), indent=1)[-6000:]
+    assert "make ship" in request and "kubectl apply" in request, log
 
 
 def test_uninstall_restores_the_config_and_the_plugin_dir(opencode: OpenCodeHost) -> None:

@@ -53,7 +53,9 @@ def test_read_messages_keeps_the_conversation_not_memdirs_own_text(tmp_path: Pat
     assert not any("Memories that may be relevant" in str(t) for t in texts)
     assert not any("SUMMARY" in str(t) for t in texts)
     tool = [b for e in entries for b in e["message"]["content"] if b["type"] == "tool_use"]
-    assert tool == [{"type": "tool_use", "id": "call_1", "name": "bash", "input": {"command": "ls"}}]
+    assert tool == [
+        {"type": "tool_use", "id": "call_1", "name": "bash", "input": {"command": "ls"}}
+    ]
     result = [b for e in entries for b in e["message"]["content"] if b["type"] == "tool_result"]
     assert result[0]["content"] == "a.py\nb.py"
     assert len({e["uuid"] for e in entries}) == len(entries)  # stable, distinct cursors
@@ -104,7 +106,7 @@ def test_installed_version_asks_the_opencode_on_path(tmp_path: Path) -> None:
     assert opencode.installed_version(_fake_opencode(tmp_path, "1.18.33")) == (1, 18)
     assert opencode.installed_version({"PATH": str(tmp_path / "none")}) is None
     loc = _loc(tmp_path, _fake_opencode(tmp_path / "b2", "2.1.0"))
-    with pytest.raises(InstallError, match="2.x plugin API"):
+    with pytest.raises(InstallError, match=r"2\.x plugin API"):
         opencode.DIALECT.check_install("project", loc)  # type: ignore[attr-defined]
 
 
@@ -178,7 +180,11 @@ def test_a_second_active_form_is_refused(tmp_path: Path) -> None:
 DRIVER = """
 const mod = await import(process.argv[2])
 const calls = []
-const client = { session: { messages: async () => { calls.push("messages"); return { data: [] } } } }
+const messages = async () => {
+  calls.push("messages")
+  return { data: [] }
+}
+const client = { session: { messages } }
 const hooks = await mod.MemdirPlugin({ client, directory: process.argv[3] })
 const out = { message: { id: "msg_1" }, parts: [
   { id: "prt_1", type: "text", text: "How do I deploy?", messageID: "msg_1", sessionID: "S" },

@@ -111,7 +111,12 @@ def test_garbage_in_the_session_file_saves_nothing(host: FakeHost) -> None:
     root = sessions(host)
     root.mkdir(parents=True)
     path = root / f"{SESSION}.json"
-    for raw in (b"\xff\xfe\x00", b'{"messages": 5}', b'[{"info": 1, "parts": "x"}]', b"[" * 100_000):
+    for raw in (
+        b"\xff\xfe\x00",
+        b'{"messages": 5}',
+        b'[{"info": 1, "parts": "x"}]',
+        b"[" * 100_000,
+    ):
         path.write_bytes(raw)
         started = time.monotonic()
         assert_clean(host.run("stop", body(host, "stop", transcript_path=str(path))), started)

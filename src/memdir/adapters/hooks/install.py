@@ -26,9 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memdir.adapters.hooks import managed_file
+from memdir.adapters.hooks import managed_file, toml_block
 from memdir.adapters.hooks import settings_merge as sm
-from memdir.adapters.hooks import toml_block
 from memdir.adapters.hooks.dialect import Installable, Locations, Target
 from memdir.atomic import atomic_write, locked
 from memdir.errors import InstallError, UnreadableFileError

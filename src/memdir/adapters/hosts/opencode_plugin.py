@@ -148,7 +148,8 @@ export const MemdirPlugin = async ({ client, directory }) => {
       (out) => {
         try {
           const value = JSON.parse(out)
-          if (typeof value.socket === "string" && typeof value.fingerprint === "string") info = value
+          const usable = typeof value.socket === "string" && typeof value.fingerprint === "string"
+          if (usable) info = value
         } catch {}
       },
     )
@@ -161,7 +162,8 @@ export const MemdirPlugin = async ({ client, directory }) => {
     const stdin = JSON.stringify({ hook_event_name: EVENT_NAMES[event], cwd, ...body })
     const timeoutMs = TIMEOUT_MS[event]
     if (info && fs.existsSync(info.socket)) {
-      const payload = { op: "hook", fingerprint: info.fingerprint, event, stdin, cwd, env, flags: FLAGS }
+      const fingerprint = info.fingerprint
+      const payload = { op: "hook", fingerprint, event, stdin, cwd, env, flags: FLAGS }
       const reply = await askDaemon(info.socket, payload, timeoutMs)
       if (reply.timeout && event !== "user-prompt-submit") return "" // it is still working on it
       const answer = reply.answer
@@ -239,7 +241,8 @@ export const MemdirPlugin = async ({ client, directory }) => {
         const id = input && input.sessionID
         if (typeof id !== "string" || !output || !Array.isArray(output.parts)) return
         const state = session(id)
-        const texts = output.parts.filter((p) => p && p.type === "text" && !p.synthetic && !p.ignored)
+        const typed = (p) => p && p.type === "text" && !p.synthetic && !p.ignored
+        const texts = output.parts.filter(typed)
         const prompt = texts.map((p) => p.text).join("\\n")
         const blocks = []
         if (!state.delivered) {
@@ -248,9 +251,11 @@ export const MemdirPlugin = async ({ client, directory }) => {
         }
         if (state.compacted) {
           state.compacted = false
-          blocks.push(contextOf(await forward("session-start", { session_id: id, source: "compact" })))
+          const again = await forward("session-start", { session_id: id, source: "compact" })
+          blocks.push(contextOf(again))
         }
-        const transcript = info && info.transcripts ? path.join(info.transcripts, id + ".json") : null
+        const dir = info && info.transcripts
+        const transcript = dir ? path.join(dir, id + ".json") : null
         const body = { session_id: id, prompt }
         if (transcript && fs.existsSync(transcript)) body.transcript_path = transcript
         blocks.push(contextOf(await forward("user-prompt-submit", body)))
@@ -259,7 +264,9 @@ export const MemdirPlugin = async ({ client, directory }) => {
         const last = texts.length ? texts[texts.length - 1] : output.parts[output.parts.length - 1]
         const messageID = (output.message && output.message.id) || (last && last.messageID)
         if (!last || typeof last.id !== "string" || typeof messageID !== "string") return
-        output.parts.push({ id: last.id + "memdir", sessionID: id, messageID, type: "text", text, synthetic: true })
+        // OpenCode orders parts by id: memdir's goes right after the user's text
+        const part = { id: last.id + "memdir", sessionID: id, messageID, type: "text", text }
+        output.parts.push({ ...part, synthetic: true })
       } catch {}
     },
     "experimental.session.compacting": async (input, output) => {
@@ -267,7 +274,8 @@ export const MemdirPlugin = async ({ client, directory }) => {
         const id = input && input.sessionID
         if (typeof id !== "string") return
         const transcript = await saveTranscript(id)
-        const out = await forward("pre-compact", { session_id: id, transcript_path: transcript, trigger: "auto" })
+        const body = { session_id: id, transcript_path: transcript, trigger: "auto" }
+        const out = await forward("pre-compact", body)
         const text = contextOf(out)
         if (text && output && Array.isArray(output.context)) output.context.push(text)
       } catch {}
