@@ -122,4 +122,3 @@ def test_a_bad_day_never_blocks_opencode(opencode: OpenCodeHost) -> None:
     asked = [r.text() for r in opencode.main_requests()]
     for n in ("First", "Second", "Third", "Fourth"):
         assert any(n in t for t in asked), f"the {n.lower()} prompt never reached the model"
-    assert all(seconds < 60 for _args, seconds in opencode.timings)

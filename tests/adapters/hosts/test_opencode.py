@@ -35,6 +35,17 @@ def test_parse_reads_memdirs_own_fields_and_checks_the_event_name() -> None:
         opencode.parse("stop", {"session_id": "../x"})
 
 
+@pytest.mark.parametrize(
+    ("raw", "typed"),
+    [('"how do I deploy?"', "how do I deploy?"), ('say "hi"', 'say "hi"'),
+     ('"a" and "b"', '"a" and "b"'), ('"', '"'), ("plain", "plain")],
+)  # fmt: skip
+def test_the_quotes_opencode_run_adds_are_taken_off(raw: str, typed: str) -> None:
+    assert opencode.unquote(raw) == typed
+    inp = opencode.parse("user-prompt-submit", {"session_id": SESSION, "prompt": raw})
+    assert inp.prompt == typed
+
+
 def test_render_gives_context_only_where_the_plugin_adds_it() -> None:
     assert json.loads(opencode.render("user-prompt-submit", "recalled")) == {"context": "recalled"}
     assert json.loads(opencode.render("session-start", "x" * 20_000))["context"].endswith("budget]")

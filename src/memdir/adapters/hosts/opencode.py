@@ -28,6 +28,7 @@ import os
 import re
 import subprocess
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -55,8 +56,19 @@ MAX_READ_BYTES = 50 * 1024 * 1024
 _VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
 
 
+def unquote(text: str) -> str:
+    """``text`` without the pair of double quotes ``opencode run "..."`` wraps a message in
+    (1.18 quotes a message argument that has a space): what the user typed, for recall and
+    extraction. A text with quotes of its own inside is left as it is."""
+    inner = text[1:-1]
+    if len(text) >= 2 and text[0] == text[-1] == '"' and '"' not in inner:
+        return inner
+    return text
+
+
 def parse(event: str, body: Mapping[str, Any]) -> HookInput:
-    return standard_input(event, body, EVENTS, agent_id=None)
+    inp = standard_input(event, body, EVENTS, agent_id=None)
+    return replace(inp, prompt=unquote(inp.prompt.strip())) if inp.prompt else inp
 
 
 def render(event: str, context: str) -> str:
@@ -109,9 +121,15 @@ def _part_blocks(parts: Sequence[Any], role: str) -> tuple[list[dict[str, Any]],
         # synthetic text is OpenCode's or memdir's own (file reads, recall): never the user's
         if kind == "text" and isinstance(text, str) and text.strip():
             if not part.get("synthetic") and not part.get("ignored"):
-                blocks.append({"type": "text", "text": text.strip()})
+                blocks.append(
+                    {
+                        "type": "text",
+                        "text": unquote(text.strip()) if role == "user" else text.strip(),
+                    }
+                )
         elif kind == "tool" and role == "assistant":
-            state = part.get("state") if isinstance(part.get("state"), dict) else {}
+            raw_state = part.get("state")
+            state: dict[str, Any] = raw_state if isinstance(raw_state, dict) else {}
             call = str(part.get("callID") or part.get("id") or "")
             args = state.get("input")
             blocks.append(
@@ -308,4 +326,5 @@ __all__ = [
     "read_messages",
     "render",
     "transcript_dir",
+    "unquote",
 ]
