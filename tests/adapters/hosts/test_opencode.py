@@ -207,6 +207,11 @@ await hooks.event({ event: { type: "session.idle", properties: { sessionID: "S" 
 await hooks.event({ event: null })
 const compact = { context: [] }
 await hooks["experimental.session.compacting"]({ sessionID: "S" }, compact)
+await hooks.event({ event: { type: "session.compacted", properties: { sessionID: "S" } } })
+const after = { message: { id: "msg_2" }, parts: [
+  { id: "prt_2", type: "text", text: "next", messageID: "msg_2", sessionID: "S" },
+] }
+await hooks["chat.message"]({ sessionID: "S" }, after)
 console.log(JSON.stringify({ parts: out.parts, calls, compact }))
 """
 
@@ -256,6 +261,9 @@ def test_the_plugin_adds_memdirs_context_as_one_synthetic_part(tmp_path: Path) -
     sent = json.loads(prompt.split(" ", 4)[4])
     assert sent["prompt"] == "How do I deploy?" and sent["hook_event_name"] == "chat.message"
     assert result["calls"] == ["messages", "messages"]  # idle and compaction read the session
+    starts = [json.loads(c.split(" ", 4)[4]) for c in calls if c.split()[3] == "session-start"]
+    # the first message's start, then the one after OpenCode's compaction (notes back)
+    assert [s["source"] for s in starts] == ["startup", "compact"]
 
 
 @pytest.mark.skipif(NODE is None, reason="node is installed with the real-host CLIs")
