@@ -14,6 +14,8 @@ Issue #27's targets: per host, at 2,000 memories with the recall daemon up, ever
 2. ``codex exec`` (the pinned CLI of tests/realhost, against the fake Responses API on
    127.0.0.1, isolated HOME): bare, then with ``memdir install codex --project`` trusted as a
    user would; one untimed run each first (the daemon's start, Codex's first-run files).
+3. OpenCode (issue #28): its plugin's forwarded events and ``opencode run`` bare against with the
+   plugin, as ``benchmarks/opencode_bench.py`` measures them alone.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ from common import machine, percentile, table
 from hook_bench import MEMDIR, timed
 from hook_events_bench import daemon, settle
 from hook_events_bench import payload as claude_payload
+from opencode_bench import EVENT_HEAD, RUN_HEAD, opencode_run
+from opencode_bench import events as opencode_events
 from scale import generate
 
 CODEX_EVENTS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -156,6 +160,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         hook_rows = hooks(args.n, args.runs, workdir / "hooks")
         exec_rows = codex_exec(args.exec_runs, workdir / "exec")
+        opencode_rows = opencode_events(args.n, args.runs, workdir / "opencode")
+        run_rows = opencode_run(args.exec_runs, workdir / "opencode-run")
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     head = ["memories", "host", "hook (one process, daemon up)", "n", "p50 ms", "p95 ms"]
@@ -165,6 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{args.runs} --exec-runs {args.exec_runs}`  \nMachine: {machine()}; load average at "
         f"the end {load[0]:.1f}.\n\n{table(hook_rows, head)}\n\n"
         + table(exec_rows, ["codex exec", "runs", "median s", "min s", "added over bare s"])
+        + f"\n\n{table(opencode_rows, EVENT_HEAD)}\n\n{table(run_rows, RUN_HEAD)}"
     )
     return 0
 
