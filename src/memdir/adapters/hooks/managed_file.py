@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -52,7 +53,11 @@ def plan(
             f"{target.path} exists and memdir did not write it; move it aside to install"
         )
     created = list(previous.get("created_dirs", [])) or _missing_dirs(target.path)
-    return text, {"file_sha256": digest(text), "created_dirs": created}
+    # the commands the file runs as its fallback: `memdir status` counts them as the host's
+    # hooks and `memdir doctor` checks their program resolves, as for hooks in a config file
+    events = getattr(host, "events", {})
+    hooks = [shlex.join([*command, "hook", "--host", host.name, word]) for word in events]
+    return text, {"file_sha256": digest(text), "created_dirs": created, "hooks": hooks}
 
 
 def unplan(target: Target, before: str, added: Mapping[str, Any]) -> None:
