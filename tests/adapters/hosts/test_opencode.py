@@ -33,6 +33,7 @@ def test_parse_reads_memdirs_own_fields_and_checks_the_event_name() -> None:
         opencode.parse("stop", {"session_id": SESSION, "hook_event_name": "chat.message"})
     with pytest.raises(HookInputError):
         opencode.parse("stop", {"session_id": "../x"})
+    assert opencode.parse("stop", {"session_id": SESSION, "agent_id": "ses_p"}).agent_id == "ses_p"
 
 
 @pytest.mark.parametrize(
@@ -212,6 +213,11 @@ const after = { message: { id: "msg_2" }, parts: [
   { id: "prt_2", type: "text", text: "next", messageID: "msg_2", sessionID: "S" },
 ] }
 await hooks["chat.message"]({ sessionID: "S" }, after)
+const child = { type: "session.created", properties: { sessionID: "C", info: { parentID: "S" } } }
+await hooks.event({ event: child })
+await hooks["chat.message"]({ sessionID: "C" }, { message: { id: "msg_3" }, parts: [
+  { id: "prt_3", type: "text", text: "sub-task", messageID: "msg_3", sessionID: "C" },
+] })
 console.log(JSON.stringify({ parts: out.parts, calls, compact }))
 """
 
@@ -263,7 +269,11 @@ def test_the_plugin_adds_memdirs_context_as_one_synthetic_part(tmp_path: Path) -
     assert result["calls"] == ["messages", "messages"]  # idle and compaction read the session
     starts = [json.loads(c.split(" ", 4)[4]) for c in calls if c.split()[3] == "session-start"]
     # the first message's start, then the one after OpenCode's compaction (notes back)
-    assert [s["source"] for s in starts] == ["startup", "compact"]
+    assert [s["source"] for s in starts if s["session_id"] == "S"] == ["startup", "compact"]
+    prompts = [
+        json.loads(c.split(" ", 4)[4]) for c in calls if c.split()[3] == "user-prompt-submit"
+    ]
+    assert [p.get("agent_id") for p in prompts] == [None, None, "S"]  # a sub-agent's session
 
 
 @pytest.mark.skipif(NODE is None, reason="node is installed with the real-host CLIs")

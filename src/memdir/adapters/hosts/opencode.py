@@ -67,7 +67,7 @@ def unquote(text: str) -> str:
 
 
 def parse(event: str, body: Mapping[str, Any]) -> HookInput:
-    inp = standard_input(event, body, EVENTS, agent_id=None)
+    inp = standard_input(event, body, EVENTS)  # agent_id: a sub-agent's session (its parent)
     return replace(inp, prompt=unquote(inp.prompt.strip())) if inp.prompt else inp
 
 

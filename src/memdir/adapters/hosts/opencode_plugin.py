@@ -159,7 +159,9 @@ export const MemdirPlugin = async ({ client, directory }) => {
 
   const forward = async (event, body) => {
     // the hook's stdout ('' for nothing), through the daemon when it is there
-    const stdin = JSON.stringify({ hook_event_name: EVENT_NAMES[event], cwd, ...body })
+    const parent = sessions.has(body.session_id) ? sessions.get(body.session_id).parent : null
+    const agent = parent ? { agent_id: parent } : {} // memdir never extracts a sub-agent's turn
+    const stdin = JSON.stringify({ hook_event_name: EVENT_NAMES[event], cwd, ...agent, ...body })
     const timeoutMs = TIMEOUT_MS[event]
     if (info && fs.existsSync(info.socket)) {
       const fingerprint = info.fingerprint
@@ -176,7 +178,7 @@ export const MemdirPlugin = async ({ client, directory }) => {
   const session = (id) => {
     let state = sessions.get(id)
     if (!state) {
-      state = { start: null, delivered: false, compacted: false, stopping: false }
+      state = { start: null, delivered: false, compacted: false, stopping: false, parent: null }
       sessions.set(id, state)
     }
     return state
@@ -217,6 +219,8 @@ export const MemdirPlugin = async ({ client, directory }) => {
         const id = event && event.properties && event.properties.sessionID
         if (typeof id !== "string") return
         if (event.type === "session.created") {
+          const parent = event.properties.info && event.properties.info.parentID
+          if (typeof parent === "string") session(id).parent = parent // a sub-agent's session
           start(id, "startup")
         } else if (event.type === "session.idle") {
           const state = session(id)
