@@ -2,8 +2,9 @@
 
 Which files a host's install edits, and its hooks in its own terms, come from the host
 (:class:`~.dialect.Installable`: ``install_targets``, ``hook_specs``); this module owns what
-every install guarantees. A target is a JSON hooks object, a JSON MCP servers object, or an MCP
-table in a TOML file (Codex's ``config.toml``, edited as one marked block: :mod:`.toml_block`).
+every install guarantees. A target is a JSON hooks object, a JSON MCP servers object, an MCP
+table in a TOML file (Codex's ``config.toml``, edited as one marked block: :mod:`.toml_block`),
+or a whole file memdir owns (OpenCode's plugin: :mod:`.managed_file`).
 
 Invariants: a file is backed up (under memdir's home) before it is rewritten, rewritten with
 :func:`memdir.atomic.atomic_write` keeping its permission bits, and the install is recorded in
