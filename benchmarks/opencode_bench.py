@@ -13,8 +13,8 @@ these rows beside the other hosts'.
    first message, then recall: timed on later messages), ``session.idle`` (the session's
    messages written, then ``stop``), ``experimental.session.compacting`` (``pre-compact``).
 2. ``opencode run`` (the pinned CLI of tests/realhost, against the fake Chat Completions API on
-   127.0.0.1, isolated HOME and XDG dirs): bare, then with ``memdir install opencode
-   --project`` (plugin + MCP server); one untimed run each first.
+   127.0.0.1, isolated HOME and XDG dirs): bare and with ``memdir install opencode --project``
+   (plugin + MCP server), runs interleaved; one untimed run each first.
 """
 
 from __future__ import annotations
@@ -132,20 +132,22 @@ def opencode_run(runs: int, workdir: Path) -> list[list[Any]]:
         subprocess.run(["git", "init", "-q", str(with_memdir.project)], check=True)
         with_memdir.extra_env["MEMDIR_HOST_MODEL"] = "off"
         with_memdir.memdir("install", "opencode", "--project")
-        medians = {}
+        hosts = {"bare": bare, "plugin + MCP": with_memdir}
+        times: dict[str, list[float]] = {label: [] for label in hosts}
         try:
-            for label, host in (("bare", bare), ("plugin + MCP", with_memdir)):
+            for host in hosts.values():
                 host.prompt("warm up")  # untimed: the daemon's start, OpenCode's first-run files
-                times = []
-                for i in range(runs):
+            for i in range(runs):  # interleaved: a shared machine's load drifts during the run
+                for label, host in hosts.items():
                     settle()
                     started = time.perf_counter()
                     host.prompt(f"how do we deploy the service? ({i})")
-                    times.append(time.perf_counter() - started)
-                medians[label] = statistics.median(times)
-                added = medians[label] - medians["bare"]
-                rows.append([label, runs, f"{medians[label]:.2f}", f"{min(times):.2f}",
-                             f"{added:+.2f}"])  # fmt: skip
+                    times[label].append(time.perf_counter() - started)
+            bare_median = statistics.median(times["bare"])
+            for label, taken in times.items():
+                median = statistics.median(taken)
+                rows.append([label, runs, f"{median:.2f}", f"{min(taken):.2f}",
+                             f"{median - bare_median:+.2f}"])  # fmt: skip
         finally:
             with_memdir.stop_daemon()
     return rows
