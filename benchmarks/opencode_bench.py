@@ -36,8 +36,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the harness in t
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import machine, percentile, table
-from hook_bench import MEMDIR
-from hook_events_bench import daemon, settle
+from hook_bench import MEMDIR, timed
+from hook_events_bench import daemon, payload, settle
 from scale import generate
 
 DRIVER = """
@@ -109,13 +109,22 @@ def events(n: int, runs: int, workdir: Path) -> list[list[Any]]:
             [node, str(driver), str(plugin), str(project), str(runs)],
             env=env, cwd=project, capture_output=True, text=True, check=True, timeout=1800,
         )  # fmt: skip
+        # the same run's yardstick: Claude Code's prompt hook, one process, same daemon
+        reference = []
+        for _ in range(runs + 1):
+            settle()
+            body = payload("user-prompt-submit", project, workdir)
+            reference.append(timed([*base, "hook", "user-prompt-submit"], env, project, body))
     finally:
         daemon(base, env, project, "stop")
     times = json.loads(proc.stdout.splitlines()[-1])
-    return [
+    rows = [
         [n, f"{hook} ({EVENT_OF[hook]})", len(calls), percentile(calls, 50), percentile(calls, 95)]
         for hook, calls in times.items()
     ]
+    calls = reference[1:]
+    label = "reference: claude-code user-prompt-submit (a process)"
+    return [*rows, [n, label, len(calls), percentile(calls, 50), percentile(calls, 95)]]
 
 
 def opencode_run(runs: int, workdir: Path) -> list[list[Any]]:
