@@ -204,6 +204,7 @@ const out = { message: { id: "msg_1" }, parts: [
 await hooks.event({ event: { type: "session.created", properties: { sessionID: "S" } } })
 await hooks["chat.message"]({ sessionID: "S" }, out)
 await hooks["chat.message"]({ sessionID: 5 }, { parts: null })
+await hooks.event({ event: { type: "session.idle", properties: { sessionID: "../../escape" } } })
 await hooks.event({ event: { type: "session.idle", properties: { sessionID: "S" } } })
 await hooks.event({ event: null })
 const compact = { context: [] }
@@ -267,6 +268,8 @@ def test_the_plugin_adds_memdirs_context_as_one_synthetic_part(tmp_path: Path) -
     sent = json.loads(prompt.split(" ", 4)[4])
     assert sent["prompt"] == "How do I deploy?" and sent["hook_event_name"] == "chat.message"
     assert result["calls"] == ["messages", "messages"]  # idle and compaction read the session
+    assert sorted(p.name for p in (tmp_path / "t").iterdir()) == ["S.json"]
+    assert not (tmp_path / "t" / "../../escape.json").resolve().exists()  # an id is no path
     starts = [json.loads(c.split(" ", 4)[4]) for c in calls if c.split()[3] == "session-start"]
     # the first message's start, then the one after OpenCode's compaction (notes back)
     assert [s["source"] for s in starts if s["session_id"] == "S"] == ["startup", "compact"]

@@ -127,6 +127,10 @@ function askDaemon(socket, payload, timeoutMs) {
   })
 }
 
+// memdir's rule for a session id (it names a file): a plain token, never a path
+const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/
+const safeId = (id) => typeof id === "string" && SAFE_ID.test(id) && !id.includes("..")
+
 function contextOf(stdout) {
   try {
     const value = JSON.parse(stdout)
@@ -186,7 +190,7 @@ export const MemdirPlugin = async ({ client, directory }) => {
 
   const saveTranscript = async (id) => {
     // the session's messages, as OpenCode's own API gives them, for memdir's reader
-    if (!info || typeof info.transcripts !== "string") return null
+    if (!info || typeof info.transcripts !== "string" || !safeId(id)) return null
     try {
       const reply = await client.session.messages({ path: { id } })
       const messages = reply && Array.isArray(reply.data) ? reply.data : null
@@ -259,7 +263,7 @@ export const MemdirPlugin = async ({ client, directory }) => {
           blocks.push(contextOf(again))
         }
         const dir = info && info.transcripts
-        const transcript = dir ? path.join(dir, id + ".json") : null
+        const transcript = dir && safeId(id) ? path.join(dir, id + ".json") : null
         const body = { session_id: id, prompt }
         if (transcript && fs.existsSync(transcript)) body.transcript_path = transcript
         blocks.push(contextOf(await forward("user-prompt-submit", body)))
