@@ -16,6 +16,8 @@ Issue #27's targets: per host, at 2,000 memories with the recall daemon up, ever
 2. ``codex exec`` (the pinned CLI of tests/realhost, against the fake Responses API on
    127.0.0.1, isolated HOME): bare, then with ``memdir install codex --project`` trusted as a
    user would; one untimed run each first (the daemon's start, Codex's first-run files).
+3. OpenCode (issue #28): its plugin's forwarded events and ``opencode run`` bare against with the
+   plugin, as ``benchmarks/opencode_bench.py`` measures them alone.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ from common import machine, percentile, table
 from hook_bench import MEMDIR, timed
 from hook_events_bench import daemon, settle
 from hook_events_bench import payload as claude_payload
+from opencode_bench import EVENT_HEAD, RUN_HEAD, opencode_run
+from opencode_bench import events as opencode_events
 from scale import generate
 
 CODEX_EVENTS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -217,6 +221,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         hook_rows = hooks(args.n, args.runs, workdir / "hooks")
         exec_rows = codex_exec(args.exec_runs, workdir / "exec") if args.exec_runs else []
+        opencode_rows = opencode_events(args.n, args.runs, workdir / "opencode")
+        run_rows = opencode_run(args.exec_runs, workdir / "opencode-run") if args.exec_runs else []
     finally:
         if args.workdir is None:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -229,6 +235,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{args.runs} --exec-runs {args.exec_runs}{kept}`  \nMachine: {machine()}; load average "
         f"at the end {load[0]:.1f}.\n\n{table(hook_rows, head)}"
         + (f"\n\n{execs}" if exec_rows else "")
+        + f"\n\n{table(opencode_rows, EVENT_HEAD)}"
+        + (f"\n\n{table(run_rows, RUN_HEAD)}" if run_rows else "")
     )
     return 0
 

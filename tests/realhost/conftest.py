@@ -12,13 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.realhost import codex_host, gemini_host
+from tests.realhost import codex_host, gemini_host, opencode_host
 from tests.realhost.codex_host import CodexHost
 from tests.realhost.fake_gemini import FakeGemini
 from tests.realhost.fake_openai import FakeOpenAI
 from tests.realhost.fakeapi import FakeAnthropic
 from tests.realhost.gemini_host import GeminiHost
 from tests.realhost.host import MISSING_CLI, ClaudeHost, find_cli
+from tests.realhost.opencode_host import OpenCodeHost
 
 
 @pytest.fixture(scope="session")
@@ -93,6 +94,24 @@ def codex(codex_cli: Path, fake_openai: FakeOpenAI, tmp_path: Path) -> Iterator[
 def gemini(gemini_cli: Path, fake_gemini: FakeGemini, tmp_path: Path) -> Iterator[GeminiHost]:
     """A sandboxed user of the real Gemini CLI (``gemini -p``) talking to ``fake_gemini``."""
     h = GeminiHost(cli=gemini_cli, api=fake_gemini, root=tmp_path)
+    try:
+        yield h
+    finally:
+        h.stop_daemon()
+
+
+@pytest.fixture(scope="session")
+def opencode_cli() -> Path:
+    cli = opencode_host.find_cli()
+    if cli is None:
+        pytest.fail(opencode_host.MISSING_CLI, pytrace=False)
+    return cli
+
+
+@pytest.fixture
+def opencode(opencode_cli: Path, fake_openai: FakeOpenAI, tmp_path: Path) -> Iterator[OpenCodeHost]:
+    """A sandboxed user of the real OpenCode CLI (``opencode run``) talking to ``fake_openai``."""
+    h = OpenCodeHost(cli=opencode_cli, api=fake_openai, root=tmp_path)
     try:
         yield h
     finally:

@@ -60,6 +60,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     dw = events.add_parser("dream-worker")  # internal: the model dream at session end
     dw.add_argument("--session", required=True)
     dw.set_defaults(handler=cmd_dream_worker)
+    pi = events.add_parser("plugin-info")  # internal: what OpenCode's plugin needs to forward
+    pi.set_defaults(handler=cmd_plugin_info)
     ew = events.add_parser("end-worker")  # internal: the session's end, off the host's wait
     ew.add_argument("--session", required=True)
     ew.add_argument("--transcript", type=Path, default=None)
@@ -284,4 +286,21 @@ def cmd_dream_worker(ctx: CliContext) -> int:
     from memdir.adapters.hooks.dream_worker import run_dream_worker
 
     ctx.out.data(run_dream_worker(hook_context(ctx), ctx.args.session))
+    return 0
+
+
+def cmd_plugin_info(ctx: CliContext) -> int:
+    """The daemon socket, this build's fingerprint and where session files go: a plugin running
+    inside its host (OpenCode) forwards events itself and asks once per host process."""
+    import json
+
+    from memdir.adapters import recall_client
+    from memdir.adapters.hosts.opencode import transcript_dir
+
+    info = {
+        "socket": str(recall_client.socket_path(ctx.settings.memdir_home)),
+        "fingerprint": recall_client.fingerprint(),
+        "transcripts": str(transcript_dir(ctx.env)),
+    }
+    ctx.out.stdout.write(json.dumps(info) + "\n")
     return 0

@@ -111,20 +111,6 @@ def _refuse_duplicates(ctx: CliContext, loc: Locations) -> None:
         )
 
 
-def _refuse_other_scope(host: object, scope: str, loc: Locations) -> None:
-    """A host that runs the user's and the project's hooks both (Cursor) names memdir's
-    install in the other scope (its optional ``conflicts``): refused, hooks would run twice."""
-    from memdir.errors import InstallError
-
-    conflicts = getattr(host, "conflicts", None)
-    found = conflicts(scope, loc) if conflicts is not None else []
-    if found:
-        raise InstallError(
-            f"memdir's hooks are already installed in {'; '.join(found)} — the host runs both "
-            "files, so every hook would run twice; uninstall that one first"
-        )
-
-
 def cmd_install(ctx: CliContext) -> int:
     from memdir.adapters.hooks import install
     from memdir.adapters.hosts import installable
@@ -134,7 +120,10 @@ def cmd_install(ctx: CliContext) -> int:
     loc = _locations(ctx)
     if a.host == "claude-code":
         _refuse_duplicates(ctx, loc)
-    _refuse_other_scope(host, a.scope, loc)
+    # a host's own refusals: OpenCode's plugin API version, a second scope Cursor would run too
+    check = getattr(host, "check_install", None)
+    if check is not None:
+        check(a.scope, loc)
     record = install.InstallRecord(ctx.settings.memdir_home).load()
     # --llm key|off: the hooks must never use the host CLI, pinned in their commands themselves
     prefix = ["env", "MEMDIR_HOST_MODEL=off"] if a.llm != "host" else []

@@ -2,8 +2,9 @@
 
 Which files a host's install edits, and its hooks in its own terms, come from the host
 (:class:`~.dialect.Installable`: ``install_targets``, ``hook_specs``); this module owns what
-every install guarantees. A target is a JSON hooks object, a JSON MCP servers object, or an MCP
-table in a TOML file (Codex's ``config.toml``, edited as one marked block: :mod:`.toml_block`).
+every install guarantees. A target is a JSON hooks object, a JSON MCP servers object, an MCP
+table in a TOML file (Codex's ``config.toml``, edited as one marked block: :mod:`.toml_block`),
+or a whole file memdir owns (OpenCode's plugin: :mod:`.managed_file`).
 
 Invariants: a file is backed up (under memdir's home) before it is rewritten, rewritten with
 :func:`memdir.atomic.atomic_write` keeping its permission bits, and the install is recorded in
@@ -26,8 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memdir.adapters.hooks import managed_file, toml_block
 from memdir.adapters.hooks import settings_merge as sm
-from memdir.adapters.hooks import toml_block
 from memdir.adapters.hooks.dialect import Installable, Locations, Target
 from memdir.atomic import atomic_write, locked
 from memdir.errors import InstallError, UnreadableFileError
@@ -149,6 +150,10 @@ def plan_install(
                 entry = server_entry(command, target.server, target.mcp_args)
                 text = toml_block.add(text, target.key, SERVER_NAME, entry, str(path))
                 part: dict[str, Any] = {"server": [*target.key, SERVER_NAME], "toml": True}
+            elif target.kind == "file":  # a file memdir owns whole (OpenCode's plugin)
+                text, part = managed_file.plan(
+                    host, target, text, [*hook_prefix, *command], previous
+                )
             else:
                 text, part = _plan_json(host, target, text, command, previous, hook_prefix)
                 part["created"] = sorted(set(part["created"]) | set(added.get("created", [])))
@@ -181,7 +186,8 @@ def _plan_json(
         after, created = {**missing, **after}, [*created, *missing]
         added: dict[str, Any] = {"hooks": sorted(new)}
     else:
-        entry = server_entry(command, target.server, target.mcp_args)
+        shaped = getattr(host, "mcp_entry", None)  # a host with its own entry shape (OpenCode)
+        entry = shaped(command) if shaped else server_entry(command, target.server, target.mcp_args)
         after, created = sm.set_server(current, target.key, SERVER_NAME, entry)
         added = {"server": [*target.key, SERVER_NAME]}
     added["created"] = sorted(set(created) | set(previous.get("created", [])))
@@ -206,6 +212,10 @@ def plan_uninstall(
             if target.kind == "mcp-toml":
                 text = toml_block.remove(text, str(path))
                 empty = not text.strip()
+            elif target.kind == "file":
+                managed_file.unplan(target, text, added)
+                text, empty = None, True
+                break
             else:
                 text, empty = _unplan_json(target, text, added)
         original = _read(Path(added["backup"])) if added.get("backup") else None
@@ -303,6 +313,7 @@ def _write(change: FileChange) -> None:
     if change.after is None:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
+        managed_file.remove_created_dirs(change.added)
         return
     mode = 0o600  # a new file: user configs can hold tokens
     with contextlib.suppress(FileNotFoundError):

@@ -20,6 +20,7 @@ DIALECTS = {
     "codex": "memdir.adapters.hosts.codex",
     "gemini": "memdir.adapters.hosts.gemini",
     "cursor": "memdir.adapters.hosts.cursor",
+    "opencode": "memdir.adapters.hosts.opencode",
 }
 # hosts memdir can only give its MCP server (no hooks it could run)
 MCP_ONLY = ("claude-desktop",)

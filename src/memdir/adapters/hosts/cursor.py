@@ -45,7 +45,7 @@ from memdir.adapters.hooks.hookio import (
     optional_str,
     session_id,
 )
-from memdir.errors import HookInputError
+from memdir.errors import HookInputError, InstallError
 
 if TYPE_CHECKING:
     from memdir.adapters.hooks.dialect import Dialect
@@ -263,13 +263,16 @@ class Cursor:
             for word, name in EVENTS.items()
         ]
 
-    def conflicts(self, scope: str, loc: Locations) -> list[str]:
+    def check_install(self, scope: str, loc: Locations) -> None:
         """Cursor runs the user's and the project's hooks both: memdir in the other scope's
-        ``hooks.json`` would run every hook twice."""
+        ``hooks.json`` would run every hook twice, so that install is refused."""
         other = "user" if scope == "project" else "project"
         path = self.install_targets(other, loc)[0].path
-        found = any("--host cursor" in c for c in _memdir_hooks(path))
-        return [f"{path} (--{other})"] if found else []
+        if any("--host cursor" in c for c in _memdir_hooks(path)):
+            raise InstallError(
+                f"memdir's hooks are already installed in {path} (--{other}) — Cursor runs "
+                "both files, so every hook would run twice; uninstall that one first"
+            )
 
     def install_notes(self, scope: str, loc: Locations) -> list[str]:
         notes = [

@@ -1,0 +1,79 @@
+"""A whole file an install writes and its uninstall deletes (OpenCode's plugin).
+
+Where the other targets are edits inside a user's config, this one belongs to memdir entirely:
+the host gives its text (``file_text(target, command)``), the install record keeps its digest
+and the directories the install created for it. Invariants: an install never overwrites a file
+memdir did not write; an uninstall deletes the file only while it still has the bytes memdir
+wrote (an edited one is refused, named, and left alone), and then the directories it created,
+when they are empty again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import shlex
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from memdir.adapters.hooks.dialect import Installable, Target
+from memdir.errors import InstallError
+
+
+def digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _missing_dirs(path: Path) -> list[str]:
+    """``path``'s ancestors that do not exist yet, deepest first."""
+    missing = []
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        missing.append(str(parent))
+        parent = parent.parent
+    return missing
+
+
+def plan(
+    host: Installable,
+    target: Target,
+    before: str | None,
+    command: Sequence[str],
+    previous: Mapping[str, Any],
+) -> tuple[str, dict[str, Any]]:
+    """(the file's text after the install, what the record keeps)."""
+    text_of = getattr(host, "file_text", None)
+    if text_of is None:
+        raise InstallError(f"{host.title} gives no text for {target.path}")
+    text = str(text_of(target, command))
+    ours = previous.get("file_sha256")
+    if before is not None and before != text and digest(before) != ours:
+        raise InstallError(
+            f"{target.path} exists and memdir did not write it; move it aside to install"
+        )
+    created = list(previous.get("created_dirs", [])) or _missing_dirs(target.path)
+    # the commands the file runs as its fallback: `memdir status` counts them as the host's
+    # hooks and `memdir doctor` checks their program resolves, as for hooks in a config file
+    events = getattr(host, "events", {})
+    hooks = [shlex.join([*command, "hook", "--host", host.name, word]) for word in events]
+    return text, {"file_sha256": digest(text), "created_dirs": created, "hooks": hooks}
+
+
+def unplan(target: Target, before: str, added: Mapping[str, Any]) -> None:
+    """Check ``before`` may be deleted (None: delete it); InstallError when it was edited."""
+    if digest(before) != added.get("file_sha256"):
+        raise InstallError(
+            f"{target.path} was changed since memdir wrote it; memdir leaves it — delete it "
+            "yourself, or put back what memdir wrote, to uninstall"
+        )
+
+
+def remove_created_dirs(added: Mapping[str, Any]) -> None:
+    """The directories the install made for the file, deepest first, while empty."""
+    for raw in added.get("created_dirs", []):
+        with contextlib.suppress(OSError):  # not empty (the user's files), or gone: keep going
+            Path(raw).rmdir()
+
+
+__all__ = ["digest", "plan", "remove_created_dirs", "unplan"]

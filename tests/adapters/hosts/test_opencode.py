@@ -1,0 +1,286 @@
+"""OpenCode's dialect: the JSON the plugin sends, the session file it writes, the install (a
+plugin file memdir owns whole, an MCP entry in ``opencode.json``), the version it refuses, and
+the plugin itself run by a real ``node`` with a fake OpenCode client and a fake memdir."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from memdir.adapters.hooks import install
+from memdir.adapters.hooks.dialect import Locations
+from memdir.adapters.hosts import opencode
+from memdir.adapters.hosts.opencode_plugin import MARKER, render_plugin, split_command
+from memdir.errors import HookInputError, InstallError
+from tests.adapters.hosts.opencode_session import OpenCodeSession
+
+SESSION = "ses_dca7c973affe3Fhvaf1vyPB1RU"
+NODE = shutil.which("node")
+
+
+def test_parse_reads_memdirs_own_fields_and_checks_the_event_name() -> None:
+    inp = opencode.parse(
+        "user-prompt-submit",
+        {"session_id": SESSION, "prompt": "hi", "cwd": "/p", "hook_event_name": "chat.message"},
+    )
+    assert (inp.session_id, inp.prompt, inp.cwd) == (SESSION, "hi", "/p")
+    with pytest.raises(HookInputError):
+        opencode.parse("stop", {"session_id": SESSION, "hook_event_name": "chat.message"})
+    with pytest.raises(HookInputError):
+        opencode.parse("stop", {"session_id": "../x"})
+    assert opencode.parse("stop", {"session_id": SESSION, "agent_id": "ses_p"}).agent_id == "ses_p"
+
+
+@pytest.mark.parametrize(
+    ("raw", "typed"),
+    [('"how do I deploy?"', "how do I deploy?"), ('say "hi"', 'say "hi"'),
+     ('"a" and "b"', '"a" and "b"'), ('"', '"'), ("plain", "plain")],
+)  # fmt: skip
+def test_the_quotes_opencode_run_adds_are_taken_off(raw: str, typed: str) -> None:
+    assert opencode.unquote(raw) == typed
+    inp = opencode.parse("user-prompt-submit", {"session_id": SESSION, "prompt": raw})
+    assert inp.prompt == typed
+
+
+def test_render_gives_context_only_where_the_plugin_adds_it() -> None:
+    assert json.loads(opencode.render("user-prompt-submit", "recalled")) == {"context": "recalled"}
+    assert json.loads(opencode.render("session-start", "x" * 20_000))["context"].endswith("budget]")
+    assert opencode.render("stop", "anything") == ""
+    assert opencode.render("user-prompt-submit", "") == ""
+
+
+def test_read_messages_keeps_the_conversation_not_memdirs_own_text(tmp_path: Path) -> None:
+    session = OpenCodeSession(tmp_path, SESSION)
+    session.turn("We ship on Fridays.", "Noted.", recall="Memories that may be relevant: X")
+    session.tool_turn("List the files", "bash", {"command": "ls"}, "a.py\nb.py")
+    session.compaction("SUMMARY of the above")
+    entries = opencode.read_messages(session.path)
+    texts = [b.get("text") for e in entries for b in e["message"]["content"]]
+    assert texts[:2] == ["We ship on Fridays.", "Noted."]
+    assert not any("Memories that may be relevant" in str(t) for t in texts)
+    assert not any("SUMMARY" in str(t) for t in texts)
+    tool = [b for e in entries for b in e["message"]["content"] if b["type"] == "tool_use"]
+    assert tool == [
+        {"type": "tool_use", "id": "call_1", "name": "bash", "input": {"command": "ls"}}
+    ]
+    result = [b for e in entries for b in e["message"]["content"] if b["type"] == "tool_result"]
+    assert result[0]["content"] == "a.py\nb.py"
+    assert len({e["uuid"] for e in entries}) == len(entries)  # stable, distinct cursors
+
+
+@pytest.mark.parametrize("raw", [b"\xff\xfe", b"[" * 50_000, b'{"messages": {"a": 1}}', b"7"])
+def test_read_messages_of_garbage_is_empty(tmp_path: Path, raw: bytes) -> None:
+    path = tmp_path / "s.json"
+    path.write_bytes(raw)
+    assert opencode.read_messages(path) == []
+
+
+def test_split_command_separates_env_prefix_and_global_flags() -> None:
+    argv, extra, flags = split_command(
+        ["env", "MEMDIR_HOST_MODEL=off", "/v/bin/memdir", "--dir", "/m", "--claude"]
+    )
+    assert argv == ["/v/bin/memdir", "--dir", "/m", "--claude"]
+    assert extra == {"MEMDIR_HOST_MODEL": "off"}
+    assert flags == {"dir": "/m", "settings": None, "claude": True, "host": "opencode"}
+
+
+@pytest.mark.parametrize(
+    ("version", "refused"),
+    [((1, 18), False), ((1, 99), False), ((2, 0), True), ((1, 17), True), (None, False)],
+)
+def test_check_version(version: tuple[int, int] | None, refused: bool) -> None:
+    problem = opencode.check_version(version)
+    assert (problem is not None) == refused
+    if version == (2, 0):
+        assert problem is not None and "2.x plugin API" in problem
+
+
+def _fake_opencode(bin_dir: Path, version: str) -> dict[str, str]:
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    script = bin_dir / "opencode"
+    script.write_text(f"#!/bin/sh\necho {version}\n")
+    script.chmod(0o755)
+    return {"PATH": f"{bin_dir}:/usr/bin:/bin"}
+
+
+def _loc(tmp_path: Path, env: dict[str, str]) -> Locations:
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir(parents=True, exist_ok=True)
+    return Locations.from_env({**env, "HOME": str(home)}, home=home, project_root=project)
+
+
+def test_installed_version_asks_the_opencode_on_path(tmp_path: Path) -> None:
+    assert opencode.installed_version(_fake_opencode(tmp_path, "1.18.33")) == (1, 18)
+    assert opencode.installed_version({"PATH": str(tmp_path / "none")}) is None
+    loc = _loc(tmp_path, _fake_opencode(tmp_path / "b2", "2.1.0"))
+    with pytest.raises(InstallError, match=r"2\.x plugin API"):
+        opencode.DIALECT.check_install("project", loc)  # type: ignore[attr-defined]
+
+
+def _install(loc: Locations, scope: str, memdir_home: Path) -> list[install.FileChange]:
+    record = install.InstallRecord(memdir_home).load()
+    changes = install.plan_install(opencode.DIALECT, scope, loc, ["/v/bin/memdir"], record)
+    install.apply(changes, memdir_home=memdir_home, install=True)
+    return changes
+
+
+def _uninstall(loc: Locations, scope: str, memdir_home: Path) -> None:
+    record = install.InstallRecord(memdir_home).load()
+    changes = install.plan_uninstall(opencode.DIALECT, scope, loc, record)
+    install.apply(changes, memdir_home=memdir_home, install=False)
+
+
+def test_install_and_uninstall_are_byte_exact(tmp_path: Path) -> None:
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    loc = _loc(tmp_path, env)
+    config = tmp_path / "xdg" / "opencode" / "opencode.json"
+    config.parent.mkdir(parents=True)
+    original = '{\n    "model": "fake/m",\n    "provider": {}\n}\n'
+    config.write_text(original)
+    home = tmp_path / "memdir-home"
+    _install(loc, "user", home)
+    plugin = tmp_path / "xdg" / "opencode" / "plugins" / "memdir.js"
+    assert plugin.read_text().startswith(MARKER)
+    entry = json.loads(config.read_text())["mcp"]["memdir"]
+    assert entry == {"type": "local", "command": ["/v/bin/memdir", "mcp"], "enabled": True}
+    _install(loc, "user", home)  # again: unchanged
+    _uninstall(loc, "user", home)
+    assert config.read_text() == original
+    assert not plugin.parent.exists()  # the plugins dir the install created is gone too
+    _install(loc, "project", home)
+    assert (loc.project_root / ".opencode" / "plugins" / "memdir.js").is_file()
+    _uninstall(loc, "project", home)
+    assert sorted(loc.project_root.iterdir()) == []
+
+
+def test_install_never_overwrites_a_plugin_it_did_not_write(tmp_path: Path) -> None:
+    loc = _loc(tmp_path, {})
+    plugin = loc.project_root / ".opencode" / "plugins" / "memdir.js"
+    plugin.parent.mkdir(parents=True)
+    plugin.write_text("export const Mine = async () => ({})\n")
+    with pytest.raises(InstallError, match="did not write it"):
+        _install(loc, "project", tmp_path / "mh")
+    assert plugin.read_text() == "export const Mine = async () => ({})\n"
+
+
+def test_uninstall_leaves_an_edited_plugin_and_says_so(tmp_path: Path) -> None:
+    loc = _loc(tmp_path, {})
+    _install(loc, "project", tmp_path / "mh")
+    plugin = loc.project_root / ".opencode" / "plugins" / "memdir.js"
+    plugin.write_text(plugin.read_text() + "// mine\n")
+    with pytest.raises(InstallError, match="changed since memdir wrote it"):
+        _uninstall(loc, "project", tmp_path / "mh")
+    assert plugin.read_text().endswith("// mine\n")
+
+
+def test_a_second_active_form_is_refused(tmp_path: Path) -> None:
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "PATH": str(tmp_path / "none")}
+    loc = _loc(tmp_path, env)
+    _install(loc, "project", tmp_path / "mh")
+    with pytest.raises(InstallError, match="forward every event twice"):
+        opencode.DIALECT.check_install("user", loc)  # type: ignore[attr-defined]
+    opencode.DIALECT.check_install("project", loc)  # type: ignore[attr-defined]
+
+
+# -- the plugin itself, under node ---------------------------------------------------------
+
+DRIVER = """
+const mod = await import(process.argv[2])
+const calls = []
+const messages = async () => {
+  calls.push("messages")
+  return { data: [] }
+}
+const client = { session: { messages } }
+const hooks = await mod.MemdirPlugin({ client, directory: process.argv[3] })
+const out = { message: { id: "msg_1" }, parts: [
+  { id: "prt_1", type: "text", text: "How do I deploy?", messageID: "msg_1", sessionID: "S" },
+] }
+await hooks.event({ event: { type: "session.created", properties: { sessionID: "S" } } })
+await hooks["chat.message"]({ sessionID: "S" }, out)
+await hooks["chat.message"]({ sessionID: 5 }, { parts: null })
+await hooks.event({ event: { type: "session.idle", properties: { sessionID: "../../escape" } } })
+await hooks.event({ event: { type: "session.idle", properties: { sessionID: "S" } } })
+await hooks.event({ event: null })
+const compact = { context: [] }
+await hooks["experimental.session.compacting"]({ sessionID: "S" }, compact)
+await hooks.event({ event: { type: "session.compacted", properties: { sessionID: "S" } } })
+const after = { message: { id: "msg_2" }, parts: [
+  { id: "prt_2", type: "text", text: "next", messageID: "msg_2", sessionID: "S" },
+] }
+await hooks["chat.message"]({ sessionID: "S" }, after)
+const child = { type: "session.created", properties: { sessionID: "C", info: { parentID: "S" } } }
+await hooks.event({ event: child })
+await hooks["chat.message"]({ sessionID: "C" }, { message: { id: "msg_3" }, parts: [
+  { id: "prt_3", type: "text", text: "sub-task", messageID: "msg_3", sessionID: "C" },
+] })
+console.log(JSON.stringify({ parts: out.parts, calls, compact }))
+"""
+
+
+def _fake_memdir(path: Path, log: Path, answer: str) -> None:
+    path.write_text(
+        textwrap.dedent(f"""\
+        #!/bin/sh
+        input=$(cat)
+        printf '%s %s\\n' "$*" "$input" >> '{log}'
+        case "$*" in
+          *plugin-info*) echo '{{"socket": "{path.parent}/no.sock", "fingerprint": "f", "transcripts": "{path.parent}/t"}}' ;;
+          *user-prompt-submit*|*session-start*) echo '{answer}' ;;
+        esac
+        """)  # noqa: E501
+    )
+    path.chmod(0o755)
+
+
+def _drive(tmp_path: Path, command: list[str]) -> dict[str, object]:
+    plugin = tmp_path / "memdir.js"
+    plugin.write_text(render_plugin(command, opencode.EVENTS))
+    driver = tmp_path / "driver.mjs"
+    driver.write_text(DRIVER)
+    proc = subprocess.run(
+        [str(NODE), str(driver), str(plugin), str(tmp_path)],
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    return dict(json.loads(proc.stdout.splitlines()[-1]))
+
+
+@pytest.mark.skipif(NODE is None, reason="node is installed with the real-host CLIs")
+def test_the_plugin_adds_memdirs_context_as_one_synthetic_part(tmp_path: Path) -> None:
+    log = tmp_path / "calls.log"
+    _fake_memdir(tmp_path / "memdir", log, '{"context": "RECALLED"}')
+    result = _drive(tmp_path, [str(tmp_path / "memdir")])
+    parts = result["parts"]
+    assert isinstance(parts, list) and len(parts) == 2
+    added = parts[1]
+    assert added["synthetic"] is True and added["text"] == "RECALLED\n\nRECALLED"
+    assert (added["messageID"], added["sessionID"]) == ("msg_1", "S")
+    assert added["id"] > parts[0]["id"]  # after the user's text, in OpenCode's part order
+    calls = log.read_text().splitlines()
+    events = [c.split()[3] for c in calls]
+    assert events[:1] == ["plugin-info"] and "user-prompt-submit" in events and "stop" in events
+    prompt = next(c for c in calls if "user-prompt-submit" in c.split()[3])
+    sent = json.loads(prompt.split(" ", 4)[4])
+    assert sent["prompt"] == "How do I deploy?" and sent["hook_event_name"] == "chat.message"
+    assert result["calls"] == ["messages", "messages"]  # idle and compaction read the session
+    assert sorted(p.name for p in (tmp_path / "t").iterdir()) == ["S.json"]
+    assert not (tmp_path / "t" / "../../escape.json").resolve().exists()  # an id is no path
+    starts = [json.loads(c.split(" ", 4)[4]) for c in calls if c.split()[3] == "session-start"]
+    # the first message's start, then the one after OpenCode's compaction (notes back)
+    assert [s["source"] for s in starts if s["session_id"] == "S"] == ["startup", "compact"]
+    prompts = [
+        json.loads(c.split(" ", 4)[4]) for c in calls if c.split()[3] == "user-prompt-submit"
+    ]
+    assert [p.get("agent_id") for p in prompts] == [None, None, "S"]  # a sub-agent's session
+
+
+@pytest.mark.skipif(NODE is None, reason="node is installed with the real-host CLIs")
+def test_the_plugin_with_memdir_missing_adds_nothing_and_never_throws(tmp_path: Path) -> None:
+    result = _drive(tmp_path, [str(tmp_path / "no-such-memdir")])
+    assert isinstance(result["parts"], list) and len(result["parts"]) == 1
+    assert result["compact"] == {"context": []}
