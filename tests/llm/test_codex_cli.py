@@ -17,9 +17,8 @@ import pytest
 from memdir.errors import BudgetExhaustedError, HostModelUnavailableError, ProviderConfigError
 from memdir.llm import codex_cli_io as io
 from memdir.llm.base import CompletionRequest, Message, ToolResultBlock, ToolSpec, ToolUseBlock
+from memdir.llm.cli_provider import CALLS_PER_TURN, LIMIT_REACHED
 from memdir.llm.codex_cli import (
-    CALLS_PER_TURN,
-    LIMIT_REACHED,
     HostCliProvider,
     find_cli,
     strict_schema,

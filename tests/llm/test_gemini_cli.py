@@ -18,10 +18,9 @@ import pytest
 from memdir.errors import BudgetExhaustedError, HostModelUnavailableError, ProviderConfigError
 from memdir.llm import gemini_cli_io as io
 from memdir.llm.base import CompletionRequest, Message, ToolResultBlock, ToolSpec, ToolUseBlock
+from memdir.llm.cli_provider import CALLS_PER_TURN, LIMIT_REACHED
 from memdir.llm.factory import provider_from_spec
 from memdir.llm.gemini_cli import (
-    CALLS_PER_TURN,
-    LIMIT_REACHED,
     HostCliProvider,
     find_cli,
     model_words,

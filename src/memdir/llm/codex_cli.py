@@ -32,7 +32,6 @@ import asyncio
 import json
 import os
 import shutil
-import sys
 import tempfile
 import time
 from collections.abc import Mapping
@@ -44,34 +43,19 @@ from memdir.errors import HostModelUnavailableError, ProviderError
 from memdir.llm import cli_child
 from memdir.llm import codex_cli_io as io
 from memdir.llm.base import (
-    Completion,
     CompletionRequest,
-    LoopResult,
     ToolExecutor,
-    ToolResultBlock,
-    ToolUseBlock,
     Usage,
     estimate_tokens,
-    parse_json_output,
-    require_real_providers_allowed,
 )
 from memdir.llm.claude_code_io import render_prompt
-from memdir.llm.ledger import CostLedger
+from memdir.llm.cli_provider import DEFAULT_TIMEOUT, HeadlessCliProvider
 from memdir.llm.tool_relay import ToolRelay
 
-DEFAULT_TIMEOUT = 300.0
 LIST_TIMEOUT = 20.0
 LINE_LIMIT = 64 * 1024 * 1024  # one JSON line can hold a whole tool result
 # Codex's own start-up warnings are noise here (PATH aliases, bubblewrap, model metadata).
 STDERR_NOISE = ("WARNING:", "warning:")
-CALLS_PER_TURN = 4
-LATE_CALLS_ALLOWED = 2
-CAPTURED = "(not run here: memdir runs this tool call itself)"
-CAPTURE_CLOSED = "memdir takes only the first response's tool calls: reply with text, no tools."
-LIMIT_REACHED = (
-    "memdir's tool-call limit for this run is reached: call no more tools and reply with a "
-    "short final message."
-)
 PYTHONPATH = str(Path(memdir.__file__).resolve().parent.parent)  # where the relay imports from
 
 
@@ -99,103 +83,14 @@ def strict_schema(schema: Any) -> bool:
     return all(strict_schema(v) for k, v in schema.items() if k not in ("required", "enum"))
 
 
-class HostCliProvider:
+class HostCliProvider(HeadlessCliProvider):
     """``Provider`` over ``codex exec``; also runs whole tool loops (``run_tool_loop``)."""
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        env: Mapping[str, str],
-        ledger: CostLedger | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
-        cwd: Path | None = None,
-        purpose: str | None = None,
-        session: str | None = None,
-        python: str = sys.executable,
-    ) -> None:
-        require_real_providers_allowed("codex")
-        self.model = model
-        self.env = dict(env)
-        self.ledger = ledger
-        self.timeout = timeout
-        self.cwd = cwd  # the project; the child itself runs in an empty private dir
-        self.purpose = purpose
-        self.session = session
-        self.python = python
-        self.calls, self.cost_usd, self.input_tokens, self.output_tokens = 0, 0.0, 0, 0
+    HOST = "codex"
 
     @property
     def model_label(self) -> str:
         return io.DEFAULT_MODEL_LABEL if io.is_default_model(self.model) else self.model
-
-    def totals(self) -> dict[str, Any]:
-        """What this provider's calls cost so far (for a caller's own log row)."""
-        return {
-            "calls": self.calls,
-            "cost_usd": round(self.cost_usd, 6),
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-        }
-
-    # -- the Provider protocol ------------------------------------------------------------
-
-    async def complete(self, request: CompletionRequest) -> Completion:
-        if not request.tools:
-            stream, _ = await self._call(request)
-            usage = stream.usage or Usage()
-            if request.json_schema is None:
-                return Completion(text=stream.final_text, usage=usage)
-            value = parse_json_output(stream.final_text)
-            return Completion(text=json.dumps(value), parsed_json=value, usage=usage)
-
-        captured: list[ToolUseBlock] = []
-        holder: list[io.Stream] = []
-
-        async def capture(call: ToolUseBlock) -> ToolResultBlock:
-            if holder and holder[0].text_after_tools:
-                return ToolResultBlock(call.id, CAPTURE_CLOSED, is_error=True)
-            captured.append(call)
-            return ToolResultBlock(call.id, CAPTURED)
-
-        stream, _ = await self._call(request, execute=capture, holder=holder)
-        first = stream.messages[0] if stream.messages else None
-        text = first.text if first is not None and captured else stream.final_text
-        return Completion(
-            text=text,
-            tool_calls=captured,
-            stop_reason="tool_use" if captured else "end_turn",
-            usage=stream.usage or Usage(),
-        )
-
-    # -- hosted tool loops ----------------------------------------------------------------
-
-    async def run_tool_loop(
-        self, request: CompletionRequest, execute: ToolExecutor, *, max_turns: int
-    ) -> LoopResult:
-        """One child runs the loop; tools run via ``execute``, at most ``max_turns *
-        CALLS_PER_TURN`` of them."""
-        limit = max(max_turns, 1) * CALLS_PER_TURN
-        counts = {"calls": 0, "late": 0}
-        stop = asyncio.Event()
-
-        async def bounded(call: ToolUseBlock) -> ToolResultBlock:
-            counts["calls"] += 1
-            if counts["calls"] <= limit:
-                return await execute(call)
-            counts["late"] += 1
-            if counts["late"] > LATE_CALLS_ALLOWED:
-                stop.set()
-            return ToolResultBlock(call.id, LIMIT_REACHED, is_error=True)
-
-        stream, cost = await self._call(request, execute=bounded, stop=stop)
-        return LoopResult(
-            messages=stream.messages,
-            turns=stream.turns,
-            usage=stream.usage or Usage(),
-            stop_reason="max_turns" if counts["late"] else "end_turn",
-            cost_usd=cost,
-        )
 
     # -- one child ------------------------------------------------------------------------
 
@@ -203,9 +98,10 @@ class HostCliProvider:
         self,
         request: CompletionRequest,
         *,
+        max_turns: int,  # unused: `codex exec` has no turn bound (memdir's call bound stands in)
         execute: ToolExecutor | None = None,
         stop: asyncio.Event | None = None,
-        holder: list[io.Stream] | None = None,
+        holder: list[Any] | None = None,
     ) -> tuple[io.Stream, float]:
         if self.ledger is not None:
             self.ledger.check()
@@ -382,4 +278,4 @@ class HostCliProvider:
         return cost
 
 
-__all__ = ["CALLS_PER_TURN", "DEFAULT_TIMEOUT", "HostCliProvider", "find_cli", "strict_schema"]
+__all__ = ["DEFAULT_TIMEOUT", "HostCliProvider", "find_cli", "strict_schema"]

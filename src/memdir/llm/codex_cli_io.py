@@ -285,6 +285,10 @@ class Stream:
         return self.usage is not None
 
     @property
+    def turn_limited(self) -> bool:
+        return False  # `codex exec` has no turn bound of its own
+
+    @property
     def failed(self) -> bool:
         return self.failure is not None
 

@@ -31,7 +31,6 @@ import asyncio
 import json
 import os
 import shutil
-import sys
 import tempfile
 import time
 from collections.abc import Mapping
@@ -43,34 +42,18 @@ from memdir.errors import HostModelUnavailableError, ProviderError
 from memdir.llm import cli_child
 from memdir.llm import gemini_cli_io as io
 from memdir.llm.base import (
-    Completion,
     CompletionRequest,
-    LoopResult,
     ToolExecutor,
-    ToolResultBlock,
-    ToolUseBlock,
     Usage,
     estimate_tokens,
-    parse_json_output,
-    require_real_providers_allowed,
 )
 from memdir.llm.claude_code_io import render_prompt
-from memdir.llm.ledger import CostLedger
+from memdir.llm.cli_provider import DEFAULT_TIMEOUT, HeadlessCliProvider
 from memdir.llm.tool_relay import ToolRelay
 
-DEFAULT_TIMEOUT = 300.0
 LINE_LIMIT = 64 * 1024 * 1024  # one JSON line can hold a whole tool result
-CALLS_PER_TURN = 4
-LATE_CALLS_ALLOWED = 2
-SINGLE_CALL_TURNS = 1  # a plain or captured call: the first response only, never a second
 MAX_SETTINGS_BYTES = 1024 * 1024
 OAUTH_FILES = ("oauth_creds.json", "google_accounts.json")
-CAPTURED = "(not run here: memdir runs this tool call itself)"
-CAPTURE_CLOSED = "memdir takes only the first response's tool calls: reply with text, no tools."
-LIMIT_REACHED = (
-    "memdir's tool-call limit for this run is reached: call no more tools and reply with a "
-    "short final message."
-)
 # Gemini's start-up chatter on stderr, never the reason a run failed.
 STDERR_NOISE = ("Warning: 256-color", "Ripgrep is not available", "Could not verify the current")
 PYTHONPATH = str(Path(memdir.__file__).resolve().parent.parent)  # where the relay imports from
@@ -113,106 +96,14 @@ def user_auth_type(env: Mapping[str, str]) -> str | None:
     return chosen if isinstance(chosen, str) and chosen else None
 
 
-class HostCliProvider:
+class HostCliProvider(HeadlessCliProvider):
     """``Provider`` over ``gemini -p``; also runs whole tool loops (``run_tool_loop``)."""
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        env: Mapping[str, str],
-        ledger: CostLedger | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
-        cwd: Path | None = None,
-        purpose: str | None = None,
-        session: str | None = None,
-        python: str = sys.executable,
-    ) -> None:
-        require_real_providers_allowed("gemini")
-        self.model = model
-        self.env = dict(env)
-        self.ledger = ledger
-        self.timeout = timeout
-        self.cwd = cwd  # the project; the child itself runs in its private config home
-        self.purpose = purpose
-        self.session = session
-        self.python = python
-        self.calls, self.cost_usd, self.input_tokens, self.output_tokens = 0, 0.0, 0, 0
+    HOST = "gemini"
 
     @property
     def model_label(self) -> str:
         return io.model_name(self.model)
-
-    def totals(self) -> dict[str, Any]:
-        """What this provider's calls cost so far (for a caller's own log row)."""
-        return {
-            "calls": self.calls,
-            "cost_usd": round(self.cost_usd, 6),
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-        }
-
-    # -- the Provider protocol ------------------------------------------------------------
-
-    async def complete(self, request: CompletionRequest) -> Completion:
-        if not request.tools:
-            stream, _ = await self._call(request, max_turns=SINGLE_CALL_TURNS)
-            usage = stream.usage or Usage()
-            if request.json_schema is None:
-                return Completion(text=stream.final_text, usage=usage)
-            value = parse_json_output(stream.final_text)
-            return Completion(text=json.dumps(value), parsed_json=value, usage=usage)
-
-        captured: list[ToolUseBlock] = []
-        holder: list[io.Stream] = []
-
-        async def capture(call: ToolUseBlock) -> ToolResultBlock:
-            if holder and holder[0].text_after_tools:
-                return ToolResultBlock(call.id, CAPTURE_CLOSED, is_error=True)
-            captured.append(call)
-            return ToolResultBlock(call.id, CAPTURED)
-
-        stream, _ = await self._call(
-            request, max_turns=SINGLE_CALL_TURNS, execute=capture, holder=holder
-        )
-        first = stream.messages[0] if stream.messages else None
-        text = first.text if first is not None and captured else stream.final_text
-        return Completion(
-            text=text,
-            tool_calls=captured,
-            stop_reason="tool_use" if captured else "end_turn",
-            usage=stream.usage or Usage(),
-        )
-
-    # -- hosted tool loops ----------------------------------------------------------------
-
-    async def run_tool_loop(
-        self, request: CompletionRequest, execute: ToolExecutor, *, max_turns: int
-    ) -> LoopResult:
-        """One child runs the loop: at most ``max_turns`` model turns (the CLI's bound) and
-        ``max_turns * CALLS_PER_TURN`` tool calls (memdir's), every one through ``execute``."""
-        limit = max(max_turns, 1) * CALLS_PER_TURN
-        counts = {"calls": 0, "late": 0}
-        stop = asyncio.Event()
-
-        async def bounded(call: ToolUseBlock) -> ToolResultBlock:
-            counts["calls"] += 1
-            if counts["calls"] <= limit:
-                return await execute(call)
-            counts["late"] += 1
-            if counts["late"] > LATE_CALLS_ALLOWED:
-                stop.set()
-            return ToolResultBlock(call.id, LIMIT_REACHED, is_error=True)
-
-        stream, cost = await self._call(request, max_turns=max_turns, execute=bounded, stop=stop)
-        limited = counts["late"] > 0 or stream.turn_limited
-        return LoopResult(
-            messages=stream.messages,
-            turns=stream.turns,
-            usage=stream.usage or Usage(),
-            stop_reason="max_turns" if limited else "end_turn",
-            cost_usd=cost,
-        )
 
     # -- one child ------------------------------------------------------------------------
 
@@ -223,7 +114,7 @@ class HostCliProvider:
         max_turns: int,
         execute: ToolExecutor | None = None,
         stop: asyncio.Event | None = None,
-        holder: list[io.Stream] | None = None,
+        holder: list[Any] | None = None,
     ) -> tuple[io.Stream, float]:
         if self.ledger is not None:
             self.ledger.check()
@@ -388,7 +279,6 @@ class HostCliProvider:
 
 
 __all__ = [
-    "CALLS_PER_TURN",
     "DEFAULT_TIMEOUT",
     "HostCliProvider",
     "find_cli",
