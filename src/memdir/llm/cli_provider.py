@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
@@ -104,6 +105,40 @@ class HeadlessCliProvider:
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
         }
+
+    def _book(
+        self, usage: Usage, cost: float, *, turns: int, started: float, estimated: bool,
+        error: str | None,
+    ) -> float:  # fmt: skip
+        """Add one call to the totals and the cost ledger; returns ``cost``."""
+        self.calls += 1
+        self.cost_usd += cost
+        self.input_tokens += usage.input_tokens
+        self.output_tokens += usage.output_tokens
+        if self.ledger is not None:
+            self.ledger.record(
+                {
+                    "session": self.session,
+                    "purpose": self.purpose,
+                    "host": self.HOST,
+                    "model": self.model_label,
+                    "cost_usd": round(cost, 6),
+                    "cost_estimated": True,
+                    "usage_estimated": estimated,
+                    "input_tokens": usage.input_tokens,
+                    "output_tokens": usage.output_tokens,
+                    "cache_read_tokens": usage.cache_read_tokens,
+                    "cache_write_tokens": usage.cache_write_tokens,
+                    "turns": turns,
+                    "ms": round((time.monotonic() - started) * 1000, 1),
+                    "error": error,
+                }
+            )
+        return cost
+
+    @property
+    def model_label(self) -> str:
+        return self.model
 
     async def _call(
         self,

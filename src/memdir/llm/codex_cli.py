@@ -252,30 +252,10 @@ class HostCliProvider(HeadlessCliProvider):
             guess = max(estimate_tokens(prompt), 1) if prompt is not None else 0
             usage = Usage(input_tokens=guess)
         cost = io.estimate_cost(self.model_label, usage)
-        self.calls += 1
-        self.cost_usd += cost
-        self.input_tokens += usage.input_tokens
-        self.output_tokens += usage.output_tokens
-        if self.ledger is not None:
-            self.ledger.record(
-                {
-                    "session": self.session,
-                    "purpose": self.purpose,
-                    "host": "codex",
-                    "model": self.model_label,
-                    "cost_usd": round(cost, 6),
-                    "cost_estimated": True,
-                    "usage_estimated": estimated_usage,
-                    "input_tokens": usage.input_tokens,
-                    "output_tokens": usage.output_tokens,
-                    "cache_read_tokens": usage.cache_read_tokens,
-                    "cache_write_tokens": usage.cache_write_tokens,
-                    "turns": stream.turns,
-                    "ms": round((time.monotonic() - started) * 1000, 1),
-                    "error": error,
-                }
-            )
-        return cost
+        return self._book(
+            usage, cost, turns=stream.turns, started=started, estimated=estimated_usage,
+            error=error,
+        )  # fmt: skip
 
 
 __all__ = ["DEFAULT_TIMEOUT", "HostCliProvider", "find_cli", "strict_schema"]

@@ -252,30 +252,10 @@ class HostCliProvider(HeadlessCliProvider):
             usage = Usage(input_tokens=guess)
             by_model = {self.model_label: usage}
         cost = io.estimate_cost(by_model)
-        self.calls += 1
-        self.cost_usd += cost
-        self.input_tokens += usage.input_tokens
-        self.output_tokens += usage.output_tokens
-        if self.ledger is not None:
-            self.ledger.record(
-                {
-                    "session": self.session,
-                    "purpose": self.purpose,
-                    "host": "gemini",
-                    "model": self.model_label,
-                    "cost_usd": round(cost, 6),
-                    "cost_estimated": True,
-                    "usage_estimated": estimated_usage,
-                    "input_tokens": usage.input_tokens,
-                    "output_tokens": usage.output_tokens,
-                    "cache_read_tokens": usage.cache_read_tokens,
-                    "cache_write_tokens": usage.cache_write_tokens,
-                    "turns": stream.turns,
-                    "ms": round((time.monotonic() - started) * 1000, 1),
-                    "error": error,
-                }
-            )
-        return cost
+        return self._book(
+            usage, cost, turns=stream.turns, started=started, estimated=estimated_usage,
+            error=error,
+        )  # fmt: skip
 
 
 __all__ = [
