@@ -16,7 +16,9 @@ Issue #27's targets: per host, at 2,000 memories with the recall daemon up, ever
 2. ``codex exec`` (the pinned CLI of tests/realhost, against the fake Responses API on
    127.0.0.1, isolated HOME): bare, then with ``memdir install codex --project`` trusted as a
    user would; one untimed run each first (the daemon's start, Codex's first-run files).
-3. OpenCode (issue #28): its plugin's forwarded events and ``opencode run`` bare against with the
+3. ``gemini -p`` likewise (the pinned CLI against the fake Gemini API), bare and with
+   ``memdir install gemini --project``.
+4. OpenCode (issue #28): its plugin's forwarded events and ``opencode run`` bare against with the
    plugin, as ``benchmarks/opencode_bench.py`` measures them alone.
 """
 
@@ -205,6 +207,39 @@ def codex_exec(runs: int, workdir: Path) -> list[list[Any]]:
     return rows
 
 
+def gemini_run(runs: int, workdir: Path) -> list[list[Any]]:
+    from tests.realhost.fake_gemini import FakeGemini
+    from tests.realhost.gemini_host import MISSING_CLI, GeminiHost, find_cli
+
+    cli = find_cli()
+    if cli is None:
+        raise SystemExit(MISSING_CLI)
+    rows: list[list[Any]] = []
+    with FakeGemini() as api:
+        bare = GeminiHost(cli=cli, api=api, root=workdir / "bare")
+        with_memdir = GeminiHost(cli=cli, api=api, root=workdir / "memdir")
+        subprocess.run(["git", "init", "-q", str(with_memdir.project)], check=True)
+        with_memdir.extra_env["MEMDIR_HOST_MODEL"] = "off"
+        with_memdir.memdir("install", "gemini", "--project")
+        medians = {}
+        try:
+            for label, gemini in (("bare", bare), ("hooks + MCP", with_memdir)):
+                gemini.prompt("warm up")  # untimed: the daemon's start, Gemini's first-run files
+                times = []
+                for i in range(runs):
+                    settle()
+                    started = time.perf_counter()
+                    gemini.prompt(f"how do we deploy the service? ({i})")
+                    times.append(time.perf_counter() - started)
+                medians[label] = statistics.median(times)
+                added = medians[label] - medians["bare"]
+                rows.append([label, runs, f"{medians[label]:.2f}", f"{min(times):.2f}",
+                             f"{added:+.2f}"])  # fmt: skip
+        finally:
+            with_memdir.stop_daemon()
+    return rows
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--n", type=int, default=2000)
@@ -221,6 +256,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         hook_rows = hooks(args.n, args.runs, workdir / "hooks")
         exec_rows = codex_exec(args.exec_runs, workdir / "exec") if args.exec_runs else []
+        gemini_rows = gemini_run(args.exec_runs, workdir / "gemini") if args.exec_runs else []
         opencode_rows = opencode_events(args.n, args.runs, workdir / "opencode")
         run_rows = opencode_run(args.exec_runs, workdir / "opencode-run") if args.exec_runs else []
     finally:
@@ -230,11 +266,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     load = os.getloadavg()
     kept = f" --workdir {args.workdir}" if args.workdir else ""
     execs = table(exec_rows, ["codex exec", "runs", "median s", "min s", "added over bare s"])
+    geminis = table(gemini_rows, ["gemini -p", "runs", "median s", "min s", "added over bare s"])
     print(
         f"Command: `nice .venv/bin/python benchmarks/hosts_bench.py --n {args.n} --runs "
         f"{args.runs} --exec-runs {args.exec_runs}{kept}`  \nMachine: {machine()}; load average "
         f"at the end {load[0]:.1f}.\n\n{table(hook_rows, head)}"
         + (f"\n\n{execs}" if exec_rows else "")
+        + (f"\n\n{geminis}" if gemini_rows else "")
         + f"\n\n{table(opencode_rows, EVENT_HEAD)}"
         + (f"\n\n{table(run_rows, RUN_HEAD)}" if run_rows else "")
     )
