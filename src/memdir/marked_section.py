@@ -76,7 +76,9 @@ def find(text: str, where: str = "the file") -> Span | None:
 
 
 def _block(flags: frozenset[str], body: str, nl: str) -> str:
-    lines = body.rstrip("\n").split("\n") if body.strip() else []
+    # the body's own line ends never count: only the file's newline style may appear (removal
+    # reads the style back from the file)
+    lines = [ln.rstrip("\r") for ln in body.rstrip("\r\n").split("\n")] if body.strip() else []
     return nl.join([begin_line(flags), *lines, END_LINE]) + nl
 
 
