@@ -13,6 +13,7 @@ Invariants:
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import json
 import sys
@@ -68,7 +69,7 @@ class ChildStream(Protocol):
     def turn_limited(self) -> bool: ...
 
 
-class HeadlessCliProvider:
+class HeadlessCliProvider(abc.ABC):
     """``Provider`` over one headless CLI child per call; subclasses give ``HOST`` and
     ``_call`` (spawn the child, fold its output into a stream, record the cost)."""
 
@@ -140,6 +141,7 @@ class HeadlessCliProvider:
     def model_label(self) -> str:
         return self.model
 
+    @abc.abstractmethod
     async def _call(
         self,
         request: CompletionRequest,
@@ -151,7 +153,6 @@ class HeadlessCliProvider:
     ) -> tuple[ChildStream, float]:
         """One child for ``request``: (its stream, the call's cost); ``holder`` gets the
         stream as soon as it exists (the capture reads it while the child runs)."""
-        raise NotImplementedError
 
     # -- the Provider protocol ------------------------------------------------------------
 
