@@ -326,3 +326,21 @@ def test_what_recall_reads_of_one_memory_is_bounded(dirs: tuple[Path, Path]) -> 
     assert row is not None and index.docs[row].size == size
     assert index.docs[row].passages * PASSAGE_WORDS <= RECALL_READ_BYTES
     assert index.refresh().embedded == 0  # unchanged: nothing is read or embedded again
+
+
+def test_positions_are_each_rows_passages_in_the_order_asked(tmp_path: Path) -> None:
+    memory, cache = tmp_path / "memory", tmp_path / "cache"
+    long_body = "\n\n".join(
+        f"Paragraph {n}: " + "the deploy runbook says more " * 40 for n in range(6)
+    )
+    for n in range(7):
+        body = long_body if n % 3 == 0 else f"Short note {n}."
+        write(memory, f"m{n}.md", f"Memory {n}", f"when {n} matters", body)
+    index = SearchIndex(memory, cache, HashingEmbedder())
+    index.refresh()
+    passages = [d.passages for d in index.docs]
+    assert max(passages) > 1 and min(passages) == 1  # both shapes are there
+    for rows in ([], [0], [6, 0, 3], list(range(7)), [3, 3]):
+        want = [p for r in rows for p in range(index.starts[r], index.starts[r] + passages[r])]
+        assert index.positions(rows).tolist() == want
+        assert index.positions(rows).dtype == np.int64

@@ -387,8 +387,14 @@ class SearchIndex:
     # -- the model's vectors (:mod:`memdir.recall.model_stage`) ------------------------------
     def positions(self, rows: Iterable[int]) -> npt.NDArray[np.int64]:
         """Passage positions of ``rows``, in order."""
-        spans = [np.arange(self.starts[r], self.starts[r] + self.docs[r].passages) for r in rows]
-        return np.concatenate(spans).astype(np.int64) if spans else np.zeros(0, dtype=np.int64)
+        # one vector operation, not an arange per row: every recall asks for all live rows
+        picked = np.fromiter(rows, dtype=np.int64)
+        counts = np.fromiter((self.docs[r].passages for r in picked), np.int64, len(picked))
+        ends = np.cumsum(counts)
+        if not len(picked) or not ends[-1]:
+            return np.zeros(0, dtype=np.int64)
+        shift = np.repeat(self.starts[picked] - (ends - counts), counts)
+        return np.arange(ends[-1], dtype=np.int64) + shift
 
     def live_hashes(self) -> npt.NDArray[np.bytes_]:
         return self.passages.hashes[self.positions(self.live_rows())]
