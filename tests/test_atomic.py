@@ -246,3 +246,19 @@ def test_lock_file_swapped_for_a_symlink_is_not_followed(tmp_path: Path) -> None
     with pytest.raises(OSError):
         FileLock(tmp_path / "mem" / ".lock", timeout=0.1).acquire()
     assert not outside.exists()
+
+
+def test_a_non_durable_write_is_still_whole_but_skips_the_fsyncs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    synced: list[int] = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real(fd))[1])
+    path = tmp_path / "state" / "session.json"
+    atomic_write(path, '{"surfaced": []}')
+    assert len(synced) == 2  # the file, then its directory
+    synced.clear()
+    atomic_write(path, '{"surfaced": ["a.md"]}', durable=False)
+    assert synced == []
+    assert path.read_text() == '{"surfaced": ["a.md"]}'
+    assert [p.name for p in path.parent.iterdir()] == ["session.json"]  # no temp left

@@ -270,3 +270,19 @@ def test_a_lone_surrogate_escape_is_read_as_the_replacement_character(tmp_path: 
     assert entry["message"]["content"][0]["text"] == "x\ufffdy \U0001f600"  # a valid pair stays
     assert "k\ufffd" in entry
     json.dumps(entry, ensure_ascii=False).encode("utf-8")
+
+
+def test_a_transcript_append_is_fsynced_and_a_best_effort_log_is_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memdir.transcripts import append_entries
+
+    synced: list[int] = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real(fd))[1])
+    path = tmp_path / "log.jsonl"
+    append_entries(path, [{"n": 1}])
+    assert len(synced) == 1
+    append_entries(path, [{"n": 2}], durable=False)
+    assert len(synced) == 1
+    assert path.read_text().splitlines() == ['{"n":1}', '{"n":2}']

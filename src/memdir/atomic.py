@@ -147,12 +147,20 @@ def temp_writer_pid(name: str) -> int | None:
 
 
 def atomic_write(
-    path: Path, data: str | bytes, *, mode: int = FILE_MODE, mtime: float | None = None
+    path: Path,
+    data: str | bytes,
+    *,
+    mode: int = FILE_MODE,
+    mtime: float | None = None,
+    durable: bool = True,
 ) -> None:
     """Write ``data`` to ``path`` atomically (unique temp, fsync, rename, fsync dir).
 
     ``mtime`` sets the file's modification time before the rename, so content and time change
-    together (the consolidation lock keeps its last-run time in its mtime).
+    together (the consolidation lock keeps its last-run time in its mtime). ``durable=False``
+    leaves out both fsyncs: readers still see the old bytes or the new, never a mix, but a
+    power cut may bring back the old ones — for bookkeeping rewritten on every hook, never for
+    a memory.
     """
     payload = data.encode("utf-8") if isinstance(data, str) else data
     parent = path.parent
@@ -167,7 +175,7 @@ def atomic_write(
         with os.fdopen(fd, "wb") as fh:
             fh.write(payload)
             fh.flush()
-            if _deferred.get() is None:
+            if durable and _deferred.get() is None:
                 os.fsync(fh.fileno())
         os.chmod(tmp, mode)
         if mtime is not None:
@@ -178,7 +186,8 @@ def atomic_write(
             tmp.unlink()
         remove_empty_dirs(created)
         raise
-    fsync_dir(parent)
+    if durable:
+        fsync_dir(parent)
 
 
 def content_hash(data: str | bytes) -> str:

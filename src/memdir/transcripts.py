@@ -94,8 +94,11 @@ def _line(entry: Mapping[str, Any]) -> bytes:
         return json.dumps(entry, separators=(",", ":")).encode("ascii") + b"\n"
 
 
-def append_entries(path: Path, entries: Iterable[Mapping[str, Any]]) -> None:
-    """Append entries as JSON lines in one ``O_APPEND`` write under the transcript lock."""
+def append_entries(
+    path: Path, entries: Iterable[Mapping[str, Any]], *, durable: bool = True
+) -> None:
+    """Append entries as JSON lines in one ``O_APPEND`` write under the transcript lock;
+    ``durable=False`` does not wait for the disk (a best-effort log, never a transcript)."""
     payload = b"".join(_line(e) for e in entries)
     if not payload:
         return
@@ -109,7 +112,8 @@ def append_entries(path: Path, entries: Iterable[Mapping[str, Any]]) -> None:
             while payload:
                 written = os.write(fd, payload)
                 payload = payload[written:]
-            os.fsync(fd)
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
 

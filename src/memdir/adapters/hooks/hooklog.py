@@ -58,7 +58,8 @@ def record(cache_dir: Path, entry: Mapping[str, Any]) -> None:
         with contextlib.suppress(FileNotFoundError):
             if path.stat().st_size > MAX_LOG_BYTES:
                 os.replace(path, path.with_name("log.1.jsonl"))
-        append_entries(path, [{"ts": round(time.time(), 3), **_scrubbed(entry)}])
+        # not fsynced: every hook writes a row and waits for nothing but the host
+        append_entries(path, [{"ts": round(time.time(), 3), **_scrubbed(entry)}], durable=False)
     except Exception as exc:  # the log is best effort by design
         log.warning("could not write the hook log %s: %s", path, exc)
 

@@ -112,10 +112,12 @@ def session_start(inp: HookInput, hc: HookContext) -> str:
         text = start_blocks(inp, hc)
         return hc.dialect.render(inp.event, text, None) if text else ""
     # no recall per prompt (Cursor): the memories for the repository's current work come here
-    from memdir.adapters.hooks.work_recall import work_memories, work_query
+    from memdir.adapters.hooks.work_recall import begin_work_query, work_memories
 
-    work = work_query(hc.paths.cwd) if hc.settings.auto_memory_enabled else ("", ())
-    text = start_blocks(inp, hc, reserve=WORK_RECALL_CHARS if work[0] else 0)
+    asking = hc.settings.auto_memory_enabled and (hc.paths.project_root / ".git").exists()
+    read_work = begin_work_query(hc.paths.cwd) if asking else None  # git runs meanwhile
+    text = start_blocks(inp, hc, reserve=WORK_RECALL_CHARS if asking else 0)
+    work = read_work() if read_work is not None else ("", ())
     room = SESSION_START_CHARS - (len(text) + 2 if text else 0)
     text = "\n\n".join(t for t in (text, work_memories(inp, hc, room, work)) if t)
     return hc.dialect.render(inp.event, text, None) if text else ""

@@ -210,7 +210,9 @@ class SessionStore:
             if state.to_json() != before:
                 state.updated = time.time()
                 text = json.dumps(state.to_json(), ensure_ascii=False)
-                atomic_write(self.path(session_id), text)
+                # not fsynced: a power cut that takes this write back takes the host's session
+                # down with it, and a hook rewrites it several times per turn
+                atomic_write(self.path(session_id), text, durable=False)
 
     def prune(self, *, max_age_days: float = STATE_MAX_AGE_DAYS, now: float | None = None) -> int:
         """Delete state (and lock) files of sessions idle for ``max_age_days``; how many."""

@@ -3,7 +3,8 @@ add context at each prompt (Cursor: its ``beforeSubmitPrompt`` may only allow or
 
 The query is what git says of the current work — the branch, the last commits' subjects and
 the paths they and the uncommitted changes touch — read with two ``git`` processes run side by
-side (bounded by :data:`GIT_TIMEOUT`), offline. A dialect opts in with ``recall_at_start = True``.
+side (bounded by :data:`GIT_TIMEOUT`) while the session start builds its other blocks, offline.
+A dialect opts in with ``recall_at_start = True``.
 
 Invariants: no git, no repository or a git that hangs gives no query and no recall, never an
 error; the memories go through the session state like any recall (never twice in a session)
@@ -18,6 +19,7 @@ import re
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,8 +40,8 @@ WORK_INTRO = (
 _PLAIN_BRANCHES = {"main", "master", "trunk", "develop", "HEAD"}
 
 
-def _git_both(cwd: Path, *commands: list[str]) -> list[str]:
-    """The stdout of each ``git`` command, run side by side ('' for one that failed)."""
+def _git_start(cwd: Path, *commands: list[str]) -> list[subprocess.Popen[bytes] | None]:
+    """Each ``git`` command started, side by side (None for one that could not start)."""
     procs: list[subprocess.Popen[bytes] | None] = []
     for args in commands:
         try:
@@ -54,7 +56,11 @@ def _git_both(cwd: Path, *commands: list[str]) -> list[str]:
             )
         except OSError:
             procs.append(None)
-    deadline = time.monotonic() + GIT_TIMEOUT
+    return procs
+
+
+def _git_collect(procs: list[subprocess.Popen[bytes] | None], deadline: float) -> list[str]:
+    """The stdout of each started command ('' for one that failed or ran past ``deadline``)."""
     out: list[str] = []
     for proc in procs:
         if proc is None:
@@ -72,13 +78,24 @@ def _git_both(cwd: Path, *commands: list[str]) -> list[str]:
     return out
 
 
-def work_query(cwd: Path) -> tuple[str, tuple[str, ...]]:
-    """(query, paths) for the work in the repository at ``cwd``; ('', ()) for none."""
-    status, log = _git_both(
+def begin_work_query(cwd: Path) -> Callable[[], tuple[str, tuple[str, ...]]]:
+    """Start reading the work in the repository at ``cwd``; the call returned waits for it and
+    gives :func:`work_query`'s answer. The session start builds its other blocks meanwhile."""
+    procs = _git_start(
         cwd,
         ["status", "--porcelain=v2", "--branch", "--untracked-files=no"],
         ["log", f"-{COMMITS}", "--format=%x00%s", "--name-only"],
     )
+    deadline = time.monotonic() + GIT_TIMEOUT
+    return lambda: _parse_work(*_git_collect(procs, deadline))
+
+
+def work_query(cwd: Path) -> tuple[str, tuple[str, ...]]:
+    """(query, paths) for the work in the repository at ``cwd``; ('', ()) for none."""
+    return begin_work_query(cwd)()
+
+
+def _parse_work(status: str, log: str) -> tuple[str, tuple[str, ...]]:
     branch = ""
     paths: list[str] = []
     for line in status.splitlines():
@@ -136,4 +153,4 @@ def work_memories(
     return text
 
 
-__all__ = ["WORK_INTRO", "work_memories", "work_query"]
+__all__ = ["WORK_INTRO", "begin_work_query", "work_memories", "work_query"]
