@@ -394,7 +394,8 @@ class SearchIndex:
         if not len(picked) or not ends[-1]:
             return np.zeros(0, dtype=np.int64)
         shift = np.repeat(self.starts[picked] - (ends - counts), counts)
-        return np.arange(ends[-1], dtype=np.int64) + shift
+        out: npt.NDArray[np.int64] = np.arange(ends[-1], dtype=np.int64) + shift
+        return out
 
     def live_hashes(self) -> npt.NDArray[np.bytes_]:
         return self.passages.hashes[self.positions(self.live_rows())]
