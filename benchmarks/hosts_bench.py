@@ -183,7 +183,8 @@ def codex_exec(runs: int, workdir: Path) -> list[list[Any]]:
     with FakeOpenAI() as api:
         bare = CodexHost(cli=cli, api=api, root=workdir / "bare")
         with_memdir = CodexHost(cli=cli, api=api, root=workdir / "memdir")
-        subprocess.run(["git", "init", "-q", str(with_memdir.project)], check=True)
+        for same in (bare, with_memdir):  # both in a repository: the host reads git either way
+            subprocess.run(["git", "init", "-q", str(same.project)], check=True)
         with_memdir.extra_env["MEMDIR_HOST_MODEL"] = "off"
         with_memdir.memdir("install", "codex", "--project")
         with_memdir.trust_project()
@@ -218,7 +219,8 @@ def gemini_run(runs: int, workdir: Path) -> list[list[Any]]:
     with FakeGemini() as api:
         bare = GeminiHost(cli=cli, api=api, root=workdir / "bare")
         with_memdir = GeminiHost(cli=cli, api=api, root=workdir / "memdir")
-        subprocess.run(["git", "init", "-q", str(with_memdir.project)], check=True)
+        for same in (bare, with_memdir):  # both in a repository: the host reads git either way
+            subprocess.run(["git", "init", "-q", str(same.project)], check=True)
         with_memdir.extra_env["MEMDIR_HOST_MODEL"] = "off"
         with_memdir.memdir("install", "gemini", "--project")
         medians = {}

@@ -14,7 +14,9 @@ these rows beside the other hosts'.
    messages written, then ``stop``), ``experimental.session.compacting`` (``pre-compact``).
 2. ``opencode run`` (the pinned CLI of tests/realhost, against the fake Chat Completions API on
    127.0.0.1, isolated HOME and XDG dirs): bare and with ``memdir install opencode --project``
-   (plugin + MCP server), runs interleaved; one untimed run each first.
+   (plugin + MCP server), runs interleaved; one untimed run each first. Both projects are git
+   repositories: OpenCode snapshots a repository's files on each run, so a bare run outside
+   one would be faster for reasons that have nothing to do with memdir.
 """
 
 from __future__ import annotations
@@ -138,7 +140,8 @@ def opencode_run(runs: int, workdir: Path) -> list[list[Any]]:
     with FakeOpenAI() as api:
         bare = OpenCodeHost(cli=cli, api=api, root=workdir / "bare")
         with_memdir = OpenCodeHost(cli=cli, api=api, root=workdir / "memdir")
-        subprocess.run(["git", "init", "-q", str(with_memdir.project)], check=True)
+        for same in (bare, with_memdir):  # both in a repository: the host reads git either way
+            subprocess.run(["git", "init", "-q", str(same.project)], check=True)
         with_memdir.extra_env["MEMDIR_HOST_MODEL"] = "off"
         with_memdir.memdir("install", "opencode", "--project")
         hosts = {"bare": bare, "plugin + MCP": with_memdir}

@@ -238,9 +238,11 @@ def _fake_memdir(path: Path, log: Path, answer: str) -> None:
     path.chmod(0o755)
 
 
-def _drive(tmp_path: Path, command: list[str]) -> dict[str, object]:
+def _drive(
+    tmp_path: Path, command: list[str], info: dict[str, str] | None = None
+) -> dict[str, object]:
     plugin = tmp_path / "memdir.js"
-    plugin.write_text(render_plugin(command, opencode.EVENTS))
+    plugin.write_text(render_plugin(command, opencode.EVENTS, info))
     driver = tmp_path / "driver.mjs"
     driver.write_text(DRIVER)
     proc = subprocess.run(
@@ -284,3 +286,41 @@ def test_the_plugin_with_memdir_missing_adds_nothing_and_never_throws(tmp_path: 
     result = _drive(tmp_path, [str(tmp_path / "no-such-memdir")])
     assert isinstance(result["parts"], list) and len(result["parts"]) == 1
     assert result["compact"] == {"context": []}
+
+
+@pytest.mark.skipif(NODE is None, reason="node is installed with the real-host CLIs")
+@pytest.mark.parametrize("socket_there", [True, False])
+def test_the_installed_info_spares_opencodes_start_a_memdir_process(
+    tmp_path: Path, socket_there: bool
+) -> None:
+    log = tmp_path / "calls.log"
+    _fake_memdir(tmp_path / "memdir", log, '{"context": "RECALLED"}')
+    socket = tmp_path / "run" / "recall.sock"
+    if socket_there:  # a file where the socket should be: the connection fails, a process runs
+        socket.parent.mkdir()
+        socket.write_text("")
+    info = {"socket": str(socket), "fingerprint": "f", "transcripts": str(tmp_path / "t")}
+    result = _drive(tmp_path, [str(tmp_path / "memdir")], info)
+    events = [c.split()[3] for c in log.read_text().splitlines()]
+    # with the install's socket there, nothing asks; without it, the plugin asks once
+    assert events.count("plugin-info") == (0 if socket_there else 1)
+    assert "session-start" in events and "user-prompt-submit" in events
+    parts = result["parts"]
+    assert isinstance(parts, list) and parts[-1]["text"].startswith("RECALLED")
+
+
+def test_the_install_writes_this_builds_socket_and_fingerprint_into_the_plugin(
+    tmp_path: Path,
+) -> None:
+    from memdir.adapters import recall_client
+
+    env = {"HOME": str(tmp_path), "MEMDIR_HOME": str(tmp_path / "mh")}
+    info = opencode.plugin_info(env)
+    assert info == {
+        "socket": str(recall_client.socket_path(tmp_path / "mh")),
+        "fingerprint": recall_client.fingerprint(),
+        "transcripts": str(tmp_path / "mh" / "opencode" / "sessions"),
+    }
+    text = render_plugin(["memdir"], opencode.EVENTS, info)
+    assert f"const INSTALLED = {json.dumps(info, sort_keys=True)}" in text
+    assert "const INSTALLED = null" in render_plugin(["memdir"], opencode.EVENTS)

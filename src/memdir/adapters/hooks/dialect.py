@@ -64,9 +64,9 @@ class HookSpec:
 class Target:
     """One config file an install edits: ``kind`` "hooks" (a hooks object at ``key``),
     "mcp" (a servers object at ``key`` in JSON), "mcp-toml" (a ``[key.memdir]`` table) or
-    "file" (a whole file memdir owns, its text from the host's optional ``file_text``: OpenCode's
-    plugin). A host may also give ``mcp_entry(command)`` (its own server entry shape) and
-    ``check_install(scope, loc)`` (its own refusals), both optional.
+    "file" (a whole file memdir owns, its text from the host's optional ``file_text(target,
+    command, loc)``: OpenCode's plugin). A host may also give ``mcp_entry(command)`` (its own
+    server entry shape) and ``check_install(scope, loc)`` (its own refusals), both optional.
     ``server`` holds keys the host wants in memdir's MCP server entry besides its command
     (Gemini CLI's ``trust``); ``mcp_args`` go after ``memdir mcp`` (``--preload`` for a host
     whose only recall is the agent calling ``memory_recall``); ``fields`` top-level keys a

@@ -152,7 +152,7 @@ def plan_install(
                 part: dict[str, Any] = {"server": [*target.key, SERVER_NAME], "toml": True}
             elif target.kind == "file":  # a file memdir owns whole (OpenCode's plugin)
                 text, part = managed_file.plan(
-                    host, target, text, [*hook_prefix, *command], previous
+                    host, target, text, [*hook_prefix, *command], previous, loc
                 )
             else:
                 text, part = _plan_json(host, target, text, command, previous, hook_prefix)

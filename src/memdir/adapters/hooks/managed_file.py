@@ -1,7 +1,7 @@
 """A whole file an install writes and its uninstall deletes (OpenCode's plugin).
 
 Where the other targets are edits inside a user's config, this one belongs to memdir entirely:
-the host gives its text (``file_text(target, command)``), the install record keeps its digest
+the host gives its text (``file_text(target, command, loc)``), the install record keeps its digest
 and the directories the install created for it. Invariants: an install never overwrites a file
 memdir did not write; an uninstall deletes the file only while it still has the bytes memdir
 wrote (an edited one is refused, named, and left alone), and then the directories it created,
@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from memdir.adapters.hooks.dialect import Installable, Target
+from memdir.adapters.hooks.dialect import Installable, Locations, Target
 from memdir.errors import InstallError
 
 
@@ -41,12 +41,13 @@ def plan(
     before: str | None,
     command: Sequence[str],
     previous: Mapping[str, Any],
+    loc: Locations,
 ) -> tuple[str, dict[str, Any]]:
     """(the file's text after the install, what the record keeps)."""
     text_of = getattr(host, "file_text", None)
     if text_of is None:
         raise InstallError(f"{host.title} gives no text for {target.path}")
-    text = str(text_of(target, command))
+    text = str(text_of(target, command, loc))
     ours = previous.get("file_sha256")
     if before is not None and before != text and digest(before) != ours:
         raise InstallError(

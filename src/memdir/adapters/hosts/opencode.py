@@ -90,6 +90,18 @@ def transcript_dir(env: Mapping[str, str]) -> Path:
     return memdir_home(env) / "opencode" / "sessions"
 
 
+def plugin_info(env: Mapping[str, str]) -> dict[str, str]:
+    """What the plugin needs to forward events itself: the daemon's socket, this build's
+    fingerprint, where session files go (``memdir hook --host opencode plugin-info``)."""
+    from memdir.adapters import recall_client
+
+    return {
+        "socket": str(recall_client.socket_path(memdir_home(env))),
+        "fingerprint": recall_client.fingerprint(),
+        "transcripts": str(transcript_dir(env)),
+    }
+
+
 def config_dir(env: Mapping[str, str], home: Path) -> Path:
     """``$XDG_CONFIG_HOME/opencode``, else ``~/.config/opencode``."""
     xdg = env.get("XDG_CONFIG_HOME", "")
@@ -278,8 +290,8 @@ class OpenCode:
             Target(base / "opencode.json", "mcp", ("mcp",)),
         ]
 
-    def file_text(self, target: Target, command: Sequence[str]) -> str:
-        return render_plugin(command, EVENTS)
+    def file_text(self, target: Target, command: Sequence[str], loc: Locations) -> str:
+        return render_plugin(command, EVENTS, plugin_info(loc.env))
 
     def mcp_entry(self, command: Sequence[str]) -> dict[str, Any]:
         return {"type": "local", "command": [*command, "mcp"], "enabled": True}
@@ -323,6 +335,7 @@ __all__ = [
     "check_version",
     "installed_version",
     "parse",
+    "plugin_info",
     "read_messages",
     "render",
     "transcript_dir",

@@ -2,10 +2,13 @@
 
 The plugin is a thin forwarder: every event becomes memdir's hook JSON, sent to the warm recall
 daemon over its Unix socket (the ``hook`` op the Python fast path uses, with the fingerprint of
-the installed memdir build, asked once per OpenCode process with ``memdir hook --host opencode
-plugin-info``), or — no daemon yet, a stale one, a socket error — handed to ``memdir hook --host
-opencode <event>`` as a process. Nothing memdir decides lives here: what to recall, when to
-extract, the never-twice set are the core's.
+the installed memdir build), or — no daemon yet, a stale one, a socket error — handed to
+``memdir hook --host opencode <event>`` as a process. The socket, fingerprint and session dir
+are written into the file at install (:func:`render_plugin`'s ``info``), so OpenCode's start
+runs no memdir process; only when they are missing, stale (another build answers) or name a
+socket that is not there does the plugin ask ``memdir hook --host opencode plugin-info``.
+Nothing memdir decides lives here: what to recall, when to extract, the never-twice set are
+the core's.
 
 Invariant: no hook of this plugin ever throws or waits without a bound. Every failure (memdir not
 on PATH, a daemon down, a garbled answer) ends as "nothing added", so OpenCode goes on as if
@@ -33,6 +36,7 @@ import net from "node:net"
 import path from "node:path"
 
 const COMMAND = __COMMAND__
+const INSTALLED = __INFO__
 const EXTRA_ENV = __EXTRA_ENV__
 const FLAGS = __FLAGS__
 const EVENT_NAMES = __EVENTS__
@@ -144,22 +148,25 @@ export const MemdirPlugin = async ({ client, directory }) => {
   const env = { ...process.env, ...EXTRA_ENV }
   const cwd = directory || process.cwd()
   const sessions = new Map()
-  let info = null
+  const usable = (value) =>
+    !!value && typeof value.socket === "string" && typeof value.fingerprint === "string"
+  let info = usable(INSTALLED) ? INSTALLED : null
   let infoAsked = null
+  let askedOnce = false
 
   const askInfo = () => {
+    askedOnce = true
     infoAsked = runMemdir(["hook", "--host", "opencode", "plugin-info"], "", 20000, env, cwd).then(
       (out) => {
         try {
           const value = JSON.parse(out)
-          const usable = typeof value.socket === "string" && typeof value.fingerprint === "string"
-          if (usable) info = value
+          if (usable(value)) info = value
         } catch {}
       },
     )
     return infoAsked
   }
-  askInfo()
+  if (!info) askInfo()
 
   const forward = async (event, body) => {
     // the hook's stdout ('' for nothing), through the daemon when it is there
@@ -167,6 +174,8 @@ export const MemdirPlugin = async ({ client, directory }) => {
     const agent = parent ? { agent_id: parent } : {} // memdir never extracts a sub-agent's turn
     const stdin = JSON.stringify({ hook_event_name: EVENT_NAMES[event], cwd, ...agent, ...body })
     const timeoutMs = TIMEOUT_MS[event]
+    // the install's socket is a guess for this process's environment: check it once
+    if (info && !askedOnce && !fs.existsSync(info.socket)) await askInfo()
     if (info && fs.existsSync(info.socket)) {
       const fingerprint = info.fingerprint
       const payload = { op: "hook", fingerprint, event, stdin, cwd, env, flags: FLAGS }
@@ -315,13 +324,17 @@ def split_command(command: Sequence[str]) -> tuple[list[str], dict[str, str], di
     return [*program, *args[at:]], extra, flags
 
 
-def render_plugin(command: Sequence[str], events: Mapping[str, str]) -> str:
+def render_plugin(
+    command: Sequence[str], events: Mapping[str, str], info: Mapping[str, str] | None = None
+) -> str:
     """The plugin file for an install whose hooks run ``command`` (``env K=V`` prefix and
-    global flags included); ``events`` names each memdir event the way the dialect checks."""
+    global flags included); ``events`` names each memdir event the way the dialect checks;
+    ``info`` is what ``plugin-info`` would answer now (socket, fingerprint, transcripts)."""
     argv, extra, flags = split_command(command)
     return (
         _TEMPLATE.replace("__MARKER__", MARKER)
         .replace("__COMMAND__", json.dumps(argv))
+        .replace("__INFO__", json.dumps(dict(info) if info else None, sort_keys=True))
         .replace("__EXTRA_ENV__", json.dumps(extra, sort_keys=True))
         .replace("__FLAGS__", json.dumps(flags, sort_keys=True))
         .replace("__EVENTS__", json.dumps(dict(events)))
