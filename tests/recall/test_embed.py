@@ -90,3 +90,11 @@ def test_hashing_embedder_is_deterministic_and_word_based() -> None:
 def test_l2_normalise_keeps_zero_rows_finite() -> None:
     out = l2_normalise(np.array([[3.0, 4.0], [0.0, 0.0]]))
     np.testing.assert_allclose(out, [[0.6, 0.8], [0.0, 0.0]])
+
+
+def test_the_model_session_does_not_spin_after_a_run(minilm: MiniLMEmbedder) -> None:
+    # a spinning thread pool kept the daemon's cores busy after every recall: the hook's own
+    # git calls and the host then waited for them
+    minilm.embed(["load the session"])
+    options = minilm._session.get_session_options()
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
