@@ -16,8 +16,8 @@ import pytest
 
 from tests.adapters.hooks.fakehost import FakeHost
 from tests.adapters.hosts.codex_rollout import Rollout
-
-TOKEN = "ghp_R8kq2ZfLw0Tn5YbV3cXa9PdM1sHj7UeG4oQi"  # shaped like a GitHub PAT, not a real one
+from tests.adapters.hosts.hostile import TOKEN, assert_clean, bad_inputs
+from tests.adapters.hosts.hostile import files_outside as outside
 
 
 @pytest.fixture
@@ -40,35 +40,17 @@ def body(host: FakeHost, event: str, session: str, **extra: Any) -> dict[str, An
 
 
 def files_outside(host: FakeHost) -> list[str]:
-    """Files under HOME that are neither memdir's nor Codex's own."""
-    allowed = (host.home / ".memdir", host.home / ".codex", host.home / ".cache")
-    return [
-        str(p)
-        for p in host.root.rglob("*")
-        if p.is_file()
-        and not any(a in p.parents for a in allowed)
-        and host.project not in p.parents
-        and (host.root / "elsewhere") not in p.parents
-    ]
-
-
-def assert_clean(run: Any, started: float, limit: float = 10.0) -> None:
-    assert run.code == 0
-    assert "Traceback" not in run.stderr and len(run.stderr.splitlines()) <= 1
-    assert time.monotonic() - started < limit
+    """Files under the root that are neither memdir's nor Codex's own."""
+    own = (".memdir", ".codex", ".cache")
+    return outside(host, [*(host.home / d for d in own), host.project, host.root / "elsewhere"])
 
 
 @pytest.mark.parametrize(
     ("name", "raw"),
-    [
-        ("50 MB", b'{"session_id": "s", "prompt": "' + b"x" * (50 * 1024 * 1024) + b'"}'),
-        ("200k deep", b'{"session_id": "s", "x": ' + b"[" * 200_000 + b"]" * 200_000 + b"}"),
-        ("traversal", json.dumps({"session_id": "../../../etc/passwd"}).encode()),
-        ("NUL", json.dumps({"session_id": "a\x00b"}).encode()),
-        ("non-UTF-8", b'{"session_id": "\xff\xfe"}'),
+    bad_inputs(
+        "session_id",
         ("wrong types", json.dumps({"session_id": "s", "prompt": {"a": 1}, "cwd": 5}).encode()),
-        ("not an object", b"[1, 2, 3]"),
-    ],
+    ),
 )
 @pytest.mark.parametrize("event", ["session-start", "user-prompt-submit", "stop", "session-end"])
 def test_bad_hook_input_exits_0_quietly(host: FakeHost, event: str, name: str, raw: bytes) -> None:

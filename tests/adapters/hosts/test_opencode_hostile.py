@@ -16,9 +16,10 @@ import pytest
 
 from memdir.adapters.hosts.opencode import EVENTS, transcript_dir
 from tests.adapters.hooks.fakehost import FakeHost
+from tests.adapters.hosts.hostile import TOKEN, assert_clean, bad_inputs
+from tests.adapters.hosts.hostile import files_outside as outside
 from tests.adapters.hosts.opencode_session import OpenCodeSession
 
-TOKEN = "ghp_R8kq2ZfLw0Tn5YbV3cXa9PdM1sHj7UeG4oQi"  # shaped like a GitHub PAT, not a real one
 SESSION = "ses_dca7c973affe3Fhvaf1vyPB1RU"
 
 
@@ -40,32 +41,19 @@ def body(host: FakeHost, event: str, session: str = SESSION, **extra: Any) -> di
 
 def files_outside(host: FakeHost) -> list[str]:
     """Files under the sandbox that are neither memdir's nor the test's own."""
-    allowed = (host.home / ".memdir", host.home / ".cache", host.project, host.root / "elsewhere")
-    return [
-        str(p)
-        for p in host.root.rglob("*")
-        if p.is_file() and not any(a == p or a in p.parents for a in allowed)
-    ]
-
-
-def assert_clean(run: Any, started: float, limit: float = 10.0) -> None:
-    assert run.code == 0
-    assert "Traceback" not in run.stderr and len(run.stderr.splitlines()) <= 1
-    assert time.monotonic() - started < limit
+    own = [host.home / ".memdir", host.home / ".cache"]
+    return outside(host, [*own, host.project, host.root / "elsewhere"])
 
 
 @pytest.mark.parametrize(
     ("name", "raw"),
-    [
-        ("50 MB", b'{"session_id": "s", "prompt": "' + b"x" * (50 * 1024 * 1024) + b'"}'),
-        ("200k deep", b'{"session_id": "s", "x": ' + b"[" * 200_000 + b"]" * 200_000 + b"}"),
-        ("traversal", json.dumps({"session_id": "../../../etc/passwd"}).encode()),
-        ("NUL", json.dumps({"session_id": "ses_a\x00b"}).encode()),
-        ("non-UTF-8", b'{"session_id": "\xff\xfe", "prompt": "\xc3\x28"}'),
+    bad_inputs(
+        "session_id",
+        ("NUL in an OpenCode id", json.dumps({"session_id": "ses_a\x00b"}).encode()),
+        ("non-UTF-8 prompt", b'{"session_id": "ses_x", "prompt": "\xc3\x28"}'),
         ("wrong types", json.dumps({"session_id": SESSION, "prompt": {"a": 1}, "cwd": 5}).encode()),
         ("wrong event", json.dumps({"session_id": SESSION, "hook_event_name": "x"}).encode()),
-        ("not an object", b"[1, 2, 3]"),
-    ],
+    ),
 )
 @pytest.mark.parametrize("event", ["session-start", "user-prompt-submit", "stop", "pre-compact"])
 def test_bad_plugin_input_exits_0_quietly(
