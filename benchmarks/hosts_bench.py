@@ -6,10 +6,12 @@ Issue #27's targets: per host, at 2,000 memories with the recall daemon up, ever
 ≤ 100 ms as a process; ``codex exec`` with memdir installed (hooks + MCP) within +0.5 s of bare
 (median of 5, same run).
 
-1. Hooks: for each host (``claude-code``, ``codex``, ``cursor``) and each event, the real console
-   script ``memdir hook [--host codex] <event>`` as one process per call, the host's own hook
-   JSON on stdin and a one-turn transcript in the host's own format (Claude Code's JSONL, Codex's
-   rollout, Cursor's agent transcript), N synthetic memories (``benchmarks/scale.py``), the
+1. Hooks: for each host (``claude-code``, ``codex``, ``gemini``, ``cursor``) and each event, the
+   real console script ``memdir hook [--host codex] <event>`` as one process per call, the
+   host's own hook JSON on stdin and a one-turn transcript in the host's own format (Claude
+   Code's JSONL, Codex's rollout, Gemini CLI's session file, Cursor's agent transcript); Gemini's
+   ``BeforeAgent`` on a new session carries the session start (its start waits for the first
+   prompt), N synthetic memories (``benchmarks/scale.py``), the
    search index built once first (not timed); each call starts once the workers of the call
    before have finished. Cursor's project is a real git repository with commits (its session
    start recalls on them) and the size of the rules file it keeps is reported.
@@ -111,6 +113,33 @@ def cursor_payload(event: str, project: Path, home: Path) -> str:
     return json.dumps(body)
 
 
+GEMINI_EVENTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "session-start": ("SessionStart", {"source": "startup"}),
+    "user-prompt-submit": ("BeforeAgent", {"prompt": "how do we deploy the service"}),
+    "stop": ("AfterAgent", {"prompt": "how do we deploy?", "prompt_response": "fly.io"}),
+    "pre-compact": ("PreCompress", {"trigger": "auto"}),
+    "session-end": ("SessionEnd", {"reason": "exit"}),
+}
+
+
+def gemini_payload(event: str, project: Path, home: Path, session: str | None = None) -> str:
+    """Gemini CLI 0.61's hook JSON and a one-turn session file (JSONL) where it keeps them."""
+    session = session or str(uuid.uuid4())
+    chats = home / ".gemini" / "tmp" / "project" / "chats"
+    chats.mkdir(parents=True, exist_ok=True)
+    path = chats / f"session-2026-01-01T00-00-{session[:8]}.jsonl"
+    stamp = "2026-01-01T00:00:00.000Z"
+    rows = [{"sessionId": session, "startTime": stamp},
+            {"id": "u-0", "timestamp": stamp, "type": "user",
+             "content": [{"text": "how do we deploy?"}]},
+            {"id": "g-0", "timestamp": stamp, "type": "gemini", "content": "fly.io"}]  # fmt: skip
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    name, extra = GEMINI_EVENTS[event]
+    body = {"session_id": session, "transcript_path": str(path), "cwd": str(project),
+            "hook_event_name": name, "timestamp": stamp, **extra}  # fmt: skip
+    return json.dumps(body)
+
+
 def git_project(project: Path) -> None:
     """A repository with a branch and commits, as a Cursor workspace has."""
     if (project / ".git" / "HEAD").exists():
@@ -145,7 +174,7 @@ def hooks(n: int, runs: int, workdir: Path) -> list[list[Any]]:
     cursor_project = workdir / "cursor-project"
     git_project(cursor_project)
     rows: list[list[Any]] = []
-    for host in ("claude-code", "codex", "cursor"):
+    for host in ("claude-code", "codex", "gemini", "cursor"):
         flag = [] if host == "claude-code" else ["--host", host]
         for event in CURSOR_EVENTS if host == "cursor" else CODEX_EVENTS:
             calls = []
@@ -155,6 +184,13 @@ def hooks(n: int, runs: int, workdir: Path) -> list[list[Any]]:
                     body = claude_payload(event, project, workdir)
                 elif host == "codex":
                     body = codex_payload(event, project, home)
+                elif host == "gemini":
+                    body = gemini_payload(event, project, home)
+                    if event == "user-prompt-submit":  # the start waits for the first prompt
+                        started = json.loads(body)["session_id"]
+                        start = gemini_payload("session-start", project, home, started)
+                        timed([*base, "hook", *flag, "session-start"], env, project, start)
+                        settle()
                 else:
                     body = cursor_payload(event, cursor_project, home)
                 calls.append(timed([*base, "hook", *flag, event], env, project, body))
