@@ -40,17 +40,16 @@ from memdir.session.notes import (
     render_notes,
     write_notes,
 )
+from memdir.session.notes_budget import fit_sections
 
 REQUEST_CHARS = 400
 WORKFLOW_LINES = 25
-CONDENSED_CHARS = 140
 CORRECTION_RULES = frozenset({"correction"})
 LEARNING_RULES = frozenset({"from-now-on", "directive", "preference", "remember"})
 _FILE_LINE = re.compile(
     r"^- `(?P<path>[^`]+)` — (?P<counts>[a-z]+ \d+(?:, [a-z]+ \d+)*)(?: — fn: (?P<fns>.*))?$"
 )
 _CMD_LINE = re.compile(r"^- `(?P<cmd>.+)`(?: ×(?P<n>\d+))?$")
-_FOLDED = re.compile(r"^- \((\d+) earlier lines condensed away\)$")
 ACTIONS = ("read", "edited", "written")
 
 
@@ -284,67 +283,7 @@ class OfflineUpdater:
     # -- caps -------------------------------------------------------------------------------
 
     def _fit(self, bodies: dict[str, str]) -> None:
-        """Every section under its cap, the whole under the total; least important first."""
-        for name in list(bodies):
-            bodies[name] = self._shrink(name, bodies[name], self.section_chars)
-        order = (
-            "Worklog",
-            "Workflow",
-            "Key results",
-            "Errors & Corrections",
-            "Learnings",
-            "Codebase and System Documentation",
-            "Task specification",
-            "Current State",
-            "Files and Functions",
-        )
-        for name in order:
-            over = sum(len(b) for b in bodies.values()) - self.total_chars
-            if over <= 0:
-                return
-            body = bodies.get(name, "")
-            bodies[name] = self._shrink(name, body, max(len(body) - over, len(body) // 3))
-
-    def _shrink(self, name: str, body: str, limit: int) -> str:
-        """``body`` within ``limit`` chars. Lines leave oldest first, except in the Task
-        specification, where they leave by intent: acknowledgements, then plain questions and
-        pastes, then (after condensing the rest) requests, and corrections and decisions last."""
-        if len(body) <= limit:
-            return body
-        lines = body.splitlines()
-        if name == "Files and Functions":  # drop function lists; never a path
-            return "\n".join(re.sub(r" — fn: .*$", "", ln) for ln in lines)
-        folded = 0
-        if lines and (m := _FOLDED.match(lines[0])):
-            folded, lines = int(m.group(1)), lines[1:]
-        room = limit - 48  # for the folded-lines marker
-
-        def over() -> bool:
-            return len("\n".join(lines)) > room
-
-        def drop(level: int | None) -> int:
-            gone, i = 0, 0
-            while over() and i < len(lines) and len(lines) > 1:
-                if level is None or facts.intent(lines[i]) == level:
-                    lines.pop(i)
-                    gone += 1
-                else:
-                    i += 1
-            return gone
-
-        if name == "Task specification":
-            folded += drop(0) + drop(1)
-            for i, line in enumerate(lines):
-                if not over():
-                    break
-                if line.startswith("- ") and len(line) > CONDENSED_CHARS:
-                    lines[i] = "- " + facts.condense(line[2:], CONDENSED_CHARS)
-            folded += drop(2)
-        folded += drop(None)
-        if folded:
-            lines.insert(0, f"- ({folded} earlier lines condensed away)")
-        text = "\n".join(lines)
-        return text if len(text) <= limit else text[: max(0, limit)]
+        fit_sections(bodies, self.section_chars, self.total_chars)
 
 
 _REPLY_LINE = re.compile(r"^Latest reply: (?P<x>.*)$", re.MULTILINE)
