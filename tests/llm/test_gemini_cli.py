@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from memdir.errors import BudgetExhaustedError, HostModelUnavailableError, ProviderConfigError
+from memdir.llm import gemini_cli_cost as cost
 from memdir.llm import gemini_cli_io as io
 from memdir.llm.base import CompletionRequest, Message, ToolResultBlock, ToolSpec, ToolUseBlock
 from memdir.llm.cli_provider import CALLS_PER_TURN, LIMIT_REACHED
@@ -248,8 +249,8 @@ def test_user_auth_type_reads_only_a_well_formed_setting(
 def test_model_names_and_the_price_table(
     model: str, name: str, price: tuple[float, float, float]
 ) -> None:
-    assert io.model_name(model) == name
-    assert io.price_of(name) == price
+    assert cost.model_name(model) == name
+    assert cost.price_of(name) == price
     assert model_words(model).startswith(f"{name}, list price ${price[0]:.2f}")
 
 
@@ -463,8 +464,8 @@ def test_stream_folding_one_assistant_message_per_turn_and_thinking_tokens() -> 
     assert final.role == "assistant" and stream.final_text == "done"
     assert stream.turns == 3 and stream.text_after_tools
     assert stream.usage is not None and stream.usage.output_tokens == 110
-    assert io.model_usage({"input_tokens": 10, "output_tokens": 3}).input_tokens == 10
-    assert io.model_usage("junk").input_tokens == 0
+    assert cost.model_usage({"input_tokens": 10, "output_tokens": 3}).input_tokens == 10
+    assert cost.model_usage("junk").input_tokens == 0
 
 
 def test_find_cli_the_factory_and_the_host_registry(fake: Fake, tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ failed run or the timeout (the child's process group is killed) raise
 :class:`~memdir.errors.HostModelUnavailableError`; a spent daily budget raises
 :class:`~memdir.errors.BudgetExhaustedError` before anything starts. Every call that started a
 child is recorded in the cost ledger with its tokens and an *estimated* cost
-(:data:`~memdir.llm.gemini_cli_io.PRICES`); a child killed before it reported usage is recorded
+(:data:`~memdir.llm.gemini_cli_cost.PRICES`); a child killed before it reported usage is recorded
 with its prompt's estimated input tokens, so the budget still counts it.
 """
 
@@ -40,6 +40,7 @@ from typing import Any
 import memdir
 from memdir.errors import HostModelUnavailableError, ProviderError
 from memdir.llm import cli_child
+from memdir.llm import gemini_cli_cost as cost
 from memdir.llm import gemini_cli_io as io
 from memdir.llm.base import (
     CompletionRequest,
@@ -69,8 +70,8 @@ def find_cli(env: Mapping[str, str]) -> str | None:
 
 def model_words(host_model: str) -> str:
     """What ``hostModel`` means here, in plain words (``memdir install gemini`` says it)."""
-    name = io.model_name(host_model)
-    fresh, _, out = io.price_of(name)
+    name = cost.model_name(host_model)
+    fresh, _, out = cost.price_of(name)
     return f"{name}, list price ${fresh:.2f} / ${out:.2f} per million input / output tokens"
 
 
@@ -103,7 +104,7 @@ class HostCliProvider(HeadlessCliProvider):
 
     @property
     def model_label(self) -> str:
-        return io.model_name(self.model)
+        return cost.model_name(self.model)
 
     # -- one child ------------------------------------------------------------------------
 
@@ -251,9 +252,9 @@ class HostCliProvider(HeadlessCliProvider):
             guess = max(estimate_tokens(prompt), 1) if prompt is not None else 0
             usage = Usage(input_tokens=guess)
             by_model = {self.model_label: usage}
-        cost = io.estimate_cost(by_model)
+        dollars = cost.estimate_cost(by_model)
         return self._book(
-            usage, cost, turns=stream.turns, started=started, estimated=estimated_usage,
+            usage, dollars, turns=stream.turns, started=started, estimated=estimated_usage,
             error=error,
         )  # fmt: skip
 

@@ -28,8 +28,9 @@ final ``result`` with ``status`` and ``stats`` (per model: ``input_tokens`` = pr
 ``cached``, ``input`` = uncached, ``output_tokens`` = candidates, ``total_tokens`` including the
 thinking tokens, which are billed as output).
 
-Cost: Gemini CLI reports tokens, never dollars. memdir prices them with :data:`PRICES` so the
-daily ``hostModelBudgetUsd`` still caps the background work; the figure is an **estimate**.
+Cost: Gemini CLI reports tokens, never dollars. memdir prices them
+(:mod:`~memdir.llm.gemini_cli_cost`) so the daily ``hostModelBudgetUsd`` still caps the
+background work; the figure is an **estimate**.
 """
 
 from __future__ import annotations
@@ -42,18 +43,13 @@ from typing import Any
 from memdir.config import CHILD_ENV_FLAG
 from memdir.errors import HostModelUnavailableError
 from memdir.llm.base import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
+from memdir.llm.gemini_cli_cost import usage_by_model
 
 RELAY_SERVER = "memdir"  # Gemini names its tools mcp_<server>_<tool>; aliases must avoid "_"
 TOOL_PREFIX = f"mcp_{RELAY_SERVER}_"
 NOT_LOGGED_IN = "not logged in"
 TURN_LIMIT_ERROR = "FatalTurnLimitedError"
 MAX_ATTEMPTS = 3
-
-# memdir's hostModel names Claude models; for Gemini they pick the matching Gemini tier.
-DEFAULT_MODEL = "gemini-2.5-flash"
-LARGE_MODEL = "gemini-2.5-pro"
-SMALL_ALIASES = frozenset({"", "default", "haiku"})
-LARGE_ALIASES = frozenset({"sonnet", "opus"})
 
 # Set for the child; a parent Gemini session's markers (a hook's environment) would only
 # confuse it, a user's GEMINI_SYSTEM_MD / GEMINI_CLI_HOME are replaced by memdir's, and
@@ -73,46 +69,6 @@ DROPPED_ENV = (
     # a container sandbox would not see the relay's socket; the child has no built-ins to jail
     "GEMINI_SANDBOX",
 )
-
-# USD per million tokens: (input, cached input, output), Google's list prices (2025, prompts
-# under 200k tokens). Longest matching prefix wins; an unknown model is priced as 2.5 Pro.
-PRICES: dict[str, tuple[float, float, float]] = {
-    "gemini-2.5-pro": (1.25, 0.125, 10.0),
-    "gemini-2.5-flash": (0.30, 0.03, 2.50),
-    "gemini-2.5-flash-lite": (0.10, 0.01, 0.40),
-    "gemini-2.0-flash": (0.10, 0.025, 0.40),
-    "gemini-2.0-flash-lite": (0.075, 0.019, 0.30),
-    "gemini-3-pro": (2.0, 0.20, 12.0),
-    "gemini-3.1-pro": (2.0, 0.20, 12.0),
-    "gemini-3-flash": (0.50, 0.05, 3.0),
-}
-FALLBACK_PRICE = PRICES["gemini-2.5-pro"]
-
-
-def model_name(model: str) -> str:
-    """The Gemini model for memdir's ``hostModel`` value (Claude aliases map to a tier)."""
-    name = model.strip().lower()
-    if name in SMALL_ALIASES or name.startswith("claude-haiku"):
-        return DEFAULT_MODEL
-    if name in LARGE_ALIASES or name.startswith("claude"):
-        return LARGE_MODEL
-    return model.strip()
-
-
-def price_of(model: str) -> tuple[float, float, float]:
-    name = model.strip().lower()
-    matches = [key for key in PRICES if name.startswith(key)]
-    return PRICES[max(matches, key=len)] if matches else FALLBACK_PRICE
-
-
-def estimate_cost(by_model: Mapping[str, Usage]) -> float:
-    """Dollars for each model's usage at :data:`PRICES` (an estimate: Gemini reports no cost)."""
-    total = 0.0
-    for model, usage in by_model.items():
-        fresh, cached, out = price_of(model)
-        total += usage.input_tokens * fresh + usage.cache_read_tokens * cached
-        total += usage.output_tokens * out
-    return total / 1_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,30 +156,6 @@ def child_env(env: Mapping[str, str], *, home: str, system_md: str) -> dict[str,
 
 
 # -- reading the stream ---------------------------------------------------------------------
-
-
-def _count(raw: Mapping[str, Any], key: str) -> int:
-    value = raw.get(key)
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
-
-
-def model_usage(raw: Any) -> Usage:
-    """One model's ``stats.models[m]`` as memdir's usage: input without the cached part (as
-    Anthropic's), output with the thinking tokens (billed as output)."""
-    if not isinstance(raw, dict):
-        return Usage()
-    prompt, cached = _count(raw, "input_tokens"), _count(raw, "cached")
-    fresh = _count(raw, "input") if "input" in raw else max(prompt - cached, 0)
-    candidates = _count(raw, "output_tokens")
-    output = max(candidates, _count(raw, "total_tokens") - prompt)
-    return Usage(input_tokens=fresh, output_tokens=output, cache_read_tokens=cached)
-
-
-def usage_by_model(stats: Any) -> dict[str, Usage]:
-    models = stats.get("models") if isinstance(stats, dict) else None
-    if not isinstance(models, dict):
-        return {}
-    return {str(name): model_usage(raw) for name, raw in models.items()}
 
 
 def failure_from(message: str) -> HostModelUnavailableError:
@@ -392,8 +324,6 @@ class Stream:
 
 
 __all__ = [
-    "DEFAULT_MODEL",
-    "PRICES",
     "RELAY_SERVER",
     "ChildCall",
     "RelayServer",
@@ -401,9 +331,5 @@ __all__ = [
     "build_call",
     "child_env",
     "child_settings",
-    "estimate_cost",
     "failure_from",
-    "model_name",
-    "model_usage",
-    "price_of",
 ]
