@@ -39,6 +39,7 @@ from memdir.llm.base import (
     ToolUseBlock,
     Usage,
 )
+from memdir.llm.cli_call import ChildCall
 from memdir.llm.tool_relay import SERVER_NAME, host_tool_name, memdir_tool_name
 
 # Set for the child: no telemetry, update checks or error reports; few CLI-side retries (a
@@ -55,14 +56,6 @@ CHILD_ENV = {
 DROPPED_ENV = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SSE_PORT")
 AUTH_STATUSES = (401, 403)
 NOT_LOGGED_IN = "not logged in"
-
-
-@dataclass(frozen=True, slots=True)
-class ChildCall:
-    """One CLI invocation: argv after the executable, and the prompt for stdin."""
-
-    args: list[str]
-    prompt: str
 
 
 def render_prompt(messages: Sequence[Message]) -> str:

@@ -44,7 +44,9 @@ from typing import Any
 
 from memdir.config import CHILD_ENV_FLAG
 from memdir.errors import HostModelUnavailableError
+from memdir.llm import cli_call
 from memdir.llm.base import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
+from memdir.llm.cli_call import ChildCall, RelayServer
 
 RELAY_SERVER = "memdir_relay"  # not "memdir": the user's own memdir MCP server keeps that name
 NOT_LOGGED_IN = "not logged in"
@@ -118,34 +120,12 @@ def is_default_model(model: str) -> bool:
 
 
 def price_of(model: str) -> tuple[float, float, float]:
-    name = model.strip().lower()
-    matches = [key for key in PRICES if name.startswith(key)]
-    return PRICES[max(matches, key=len)] if matches else FALLBACK_PRICE
+    return cli_call.price_of(PRICES, model, FALLBACK_PRICE)
 
 
 def estimate_cost(model: str, usage: Usage) -> float:
     """Dollars for ``usage`` at :data:`PRICES` (an estimate: Codex reports no cost)."""
-    fresh, cached, out = price_of(model)
-    return (
-        usage.input_tokens * fresh + usage.cache_read_tokens * cached + usage.output_tokens * out
-    ) / 1_000_000
-
-
-@dataclass(frozen=True, slots=True)
-class RelayServer:
-    """How the child starts memdir's relay: ``python -m memdir.llm.relay_mcp <socket>``."""
-
-    python: str
-    socket: str
-    pythonpath: str  # Codex passes MCP servers only HOME, LANG, PATH, TMPDIR and ``env``
-
-
-@dataclass(frozen=True, slots=True)
-class ChildCall:
-    """One CLI invocation: argv after the executable, and the prompt for stdin."""
-
-    args: list[str]
-    prompt: str
+    return cli_call.dollars(usage, price_of(model))
 
 
 def toml_string(value: str) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from memdir.llm import cli_call
 from memdir.llm.base import Usage
 
 # memdir's hostModel names Claude models; for Gemini they pick the matching Gemini tier.
@@ -46,19 +47,12 @@ def model_name(model: str) -> str:
 
 
 def price_of(model: str) -> tuple[float, float, float]:
-    name = model.strip().lower()
-    matches = [key for key in PRICES if name.startswith(key)]
-    return PRICES[max(matches, key=len)] if matches else FALLBACK_PRICE
+    return cli_call.price_of(PRICES, model, FALLBACK_PRICE)
 
 
 def estimate_cost(by_model: Mapping[str, Usage]) -> float:
     """Dollars for each model's usage at :data:`PRICES` (an estimate: Gemini reports no cost)."""
-    total = 0.0
-    for model, usage in by_model.items():
-        fresh, cached, out = price_of(model)
-        total += usage.input_tokens * fresh + usage.cache_read_tokens * cached
-        total += usage.output_tokens * out
-    return total / 1_000_000
+    return sum(cli_call.dollars(usage, price_of(model)) for model, usage in by_model.items())
 
 
 def _count(raw: Mapping[str, Any], key: str) -> int:

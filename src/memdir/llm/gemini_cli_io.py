@@ -43,6 +43,7 @@ from typing import Any
 from memdir.config import CHILD_ENV_FLAG
 from memdir.errors import HostModelUnavailableError
 from memdir.llm.base import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
+from memdir.llm.cli_call import ChildCall, RelayServer
 from memdir.llm.gemini_cli_cost import usage_by_model
 
 RELAY_SERVER = "memdir"  # Gemini names its tools mcp_<server>_<tool>; aliases must avoid "_"
@@ -69,23 +70,6 @@ DROPPED_ENV = (
     # a container sandbox would not see the relay's socket; the child has no built-ins to jail
     "GEMINI_SANDBOX",
 )
-
-
-@dataclass(frozen=True, slots=True)
-class RelayServer:
-    """How the child starts memdir's relay: ``python -m memdir.llm.relay_mcp <socket>``."""
-
-    python: str
-    socket: str
-    pythonpath: str  # Gemini redacts an MCP server's env of secrets; this is passed explicitly
-
-
-@dataclass(frozen=True, slots=True)
-class ChildCall:
-    """One CLI invocation: argv after the executable, and the prompt for stdin."""
-
-    args: list[str]
-    prompt: str
 
 
 def child_settings(
