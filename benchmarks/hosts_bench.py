@@ -36,7 +36,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -208,6 +208,26 @@ def hooks(n: int, runs: int, workdir: Path) -> list[list[Any]]:
     return rows
 
 
+def bare_against_memdir(run: dict[str, Callable[[str], object]], runs: int) -> list[list[Any]]:
+    """Each host (``bare`` first) once untimed — the daemon's start, the host's first-run
+    files — then ``runs`` timed prompts; rows with the median added over bare."""
+    rows: list[list[Any]] = []
+    medians: dict[str, float] = {}
+    for label, prompt in run.items():
+        prompt("warm up")
+        times = []
+        for i in range(runs):
+            settle()
+            started = time.perf_counter()
+            prompt(f"how do we deploy the service? ({i})")
+            times.append(time.perf_counter() - started)
+        medians[label] = statistics.median(times)
+        added = medians[label] - medians["bare"]
+        rows.append([label, runs, f"{medians[label]:.2f}", f"{min(times):.2f}",
+                     f"{added:+.2f}"])  # fmt: skip
+    return rows
+
+
 def codex_exec(runs: int, workdir: Path) -> list[list[Any]]:
     from tests.realhost.codex_host import MISSING_CLI, CodexHost, find_cli
     from tests.realhost.fake_openai import FakeOpenAI
@@ -215,7 +235,6 @@ def codex_exec(runs: int, workdir: Path) -> list[list[Any]]:
     cli = find_cli()
     if cli is None:
         raise SystemExit(MISSING_CLI)
-    rows: list[list[Any]] = []
     with FakeOpenAI() as api:
         bare = CodexHost(cli=cli, api=api, root=workdir / "bare")
         with_memdir = CodexHost(cli=cli, api=api, root=workdir / "memdir")
@@ -225,23 +244,10 @@ def codex_exec(runs: int, workdir: Path) -> list[list[Any]]:
         with_memdir.memdir("install", "codex", "--project")
         with_memdir.trust_project()
         with_memdir.trust_hooks()
-        medians = {}
         try:
-            for label, codex in (("bare", bare), ("hooks + MCP", with_memdir)):
-                codex.exec("warm up")  # untimed: the daemon's start, Codex's first-run files
-                times = []
-                for i in range(runs):
-                    settle()
-                    started = time.perf_counter()
-                    codex.exec(f"how do we deploy the service? ({i})")
-                    times.append(time.perf_counter() - started)
-                medians[label] = statistics.median(times)
-                added = medians[label] - medians["bare"]
-                rows.append([label, runs, f"{medians[label]:.2f}", f"{min(times):.2f}",
-                             f"{added:+.2f}"])  # fmt: skip
+            return bare_against_memdir({"bare": bare.exec, "hooks + MCP": with_memdir.exec}, runs)
         finally:
             with_memdir.stop_daemon()
-    return rows
 
 
 def gemini_run(runs: int, workdir: Path) -> list[list[Any]]:
@@ -251,7 +257,6 @@ def gemini_run(runs: int, workdir: Path) -> list[list[Any]]:
     cli = find_cli()
     if cli is None:
         raise SystemExit(MISSING_CLI)
-    rows: list[list[Any]] = []
     with FakeGemini() as api:
         bare = GeminiHost(cli=cli, api=api, root=workdir / "bare")
         with_memdir = GeminiHost(cli=cli, api=api, root=workdir / "memdir")
@@ -259,23 +264,12 @@ def gemini_run(runs: int, workdir: Path) -> list[list[Any]]:
             subprocess.run(["git", "init", "-q", str(same.project)], check=True)
         with_memdir.extra_env["MEMDIR_HOST_MODEL"] = "off"
         with_memdir.memdir("install", "gemini", "--project")
-        medians = {}
         try:
-            for label, gemini in (("bare", bare), ("hooks + MCP", with_memdir)):
-                gemini.prompt("warm up")  # untimed: the daemon's start, Gemini's first-run files
-                times = []
-                for i in range(runs):
-                    settle()
-                    started = time.perf_counter()
-                    gemini.prompt(f"how do we deploy the service? ({i})")
-                    times.append(time.perf_counter() - started)
-                medians[label] = statistics.median(times)
-                added = medians[label] - medians["bare"]
-                rows.append([label, runs, f"{medians[label]:.2f}", f"{min(times):.2f}",
-                             f"{added:+.2f}"])  # fmt: skip
+            return bare_against_memdir(
+                {"bare": bare.prompt, "hooks + MCP": with_memdir.prompt}, runs
+            )
         finally:
             with_memdir.stop_daemon()
-    return rows
 
 
 def main(argv: Sequence[str] | None = None) -> int:
