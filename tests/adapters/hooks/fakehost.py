@@ -244,7 +244,9 @@ class FakeSession:
         deadline = time.monotonic() + timeout
         while True:
             log = json.loads(
-                self.host.memdir("--json", "hook", "log", "--session", self.session_id).stdout
+                self.host.memdir(
+                    "--json", "hook", "log", "--session", self.session_id, "--limit", "0"
+                ).stdout
             )
             rows = [row for row in log if row["event"] == "session-end-worker"]
             if rows:

@@ -32,7 +32,9 @@ def host(tmp_path: Path) -> Iterator[FakeHost]:
 
 
 def _extract_rows(host: FakeHost, session_id: str) -> list[dict[str, object]]:
-    log = json.loads(host.memdir("--json", "hook", "log", "--session", session_id).stdout)
+    log = json.loads(
+        host.memdir("--json", "hook", "log", "--session", session_id, "--limit", "0").stdout
+    )
     return [row for row in log if row["event"] == "extract"]
 
 

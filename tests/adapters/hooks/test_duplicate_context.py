@@ -43,7 +43,9 @@ def test_one_session_start_delivered_twice_injects_once(host: FakeHost) -> None:
     assert [r.code for r in runs] == [0, 0]
     contexts = [r.context for r in runs if r.context]
     assert len(contexts) == 1 and "# Memory (memdir)" in contexts[0]
-    log = json.loads(host.memdir("--json", "hook", "log", "--session", s.session_id).stdout)
+    log = json.loads(
+        host.memdir("--json", "hook", "log", "--session", s.session_id, "--limit", "0").stdout
+    )
     assert sorted(bool(row.get("skipped")) for row in log) == [False, True]
 
 

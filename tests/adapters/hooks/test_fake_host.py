@@ -146,7 +146,9 @@ def test_a_session_end_to_end(host: FakeHost) -> None:
     finished = s.wait_ended()  # the hook handed the drain, extraction and dream to its worker
     assert finished["drained"] is True and finished["reason"] == "prompt_input_exit"
 
-    log = json.loads(host.memdir("--json", "hook", "log", "--session", s.session_id).stdout)
+    log = json.loads(
+        host.memdir("--json", "hook", "log", "--session", s.session_id, "--limit", "0").stdout
+    )
     events = [row["event"] for row in log]
     assert events.count("user-prompt-submit") == 7
     assert "extract" in events and "session-end" in events and events[-1] == "session-end-worker"
@@ -297,7 +299,9 @@ def test_a_stale_daemon_is_stopped_and_the_prompt_still_answered_once(host: Fake
         run = s.hook("user-prompt-submit", prompt="what about tabs in Go files?")
         assert injected_paths(run) == [str((host.memory_dir / "tabs.md").resolve())]
         assert old_build.wait(timeout=30) == 0  # told to stop
-        log = json.loads(host.memdir("--json", "hook", "log", "--session", s.session_id).stdout)
+        log = json.loads(
+            host.memdir("--json", "hook", "log", "--session", s.session_id, "--limit", "0").stdout
+        )
         assert [row["via"] for row in log] == ["in-process"]  # answered once, not twice
     finally:
         if old_build.poll() is None:
@@ -348,7 +352,9 @@ def test_every_event_is_answered_by_a_running_daemon(host: FakeHost) -> None:
     assert s.hook("pre-compact", trigger="manual", custom_instructions=None).code == 0
     end = s.hook("session-end", reason="other")
     assert end.code == 0 and end.stderr == ""
-    log = json.loads(host.memdir("--json", "hook", "log", "--session", s.session_id).stdout)
+    log = json.loads(
+        host.memdir("--json", "hook", "log", "--session", s.session_id, "--limit", "0").stdout
+    )
     hooks = [row for row in log if row["event"] not in ("extract", "session-end-worker")]
     assert [row["event"] for row in hooks] == [
         "session-start",
@@ -370,5 +376,7 @@ def test_a_bad_setting_leaves_a_log_record_also_through_the_daemon(
     run = s.hook(event, prompt="what about tabs in Go files?")
     assert run.code == 0 and run.stdout == ""
     assert run.stderr.startswith(f"memdir hook {event}: MEMDIR_HOOK_EXTRACT='sometimes'")
-    log = json.loads(host.memdir("--json", "hook", "log", "--session", s.session_id).stdout)
+    log = json.loads(
+        host.memdir("--json", "hook", "log", "--session", s.session_id, "--limit", "0").stdout
+    )
     assert [(row["event"], "MEMDIR_HOOK_EXTRACT" in row["error"]) for row in log] == [(event, True)]

@@ -26,7 +26,9 @@ def host(tmp_path: Path) -> Iterator[FakeHost]:
 
 
 def _rows(host: FakeHost, session_id: str, event: str) -> list[dict[str, object]]:
-    log = json.loads(host.memdir("--json", "hook", "log", "--session", session_id).stdout)
+    log = json.loads(
+        host.memdir("--json", "hook", "log", "--session", session_id, "--limit", "0").stdout
+    )
     return [row for row in log if row["event"] == event]
 
 

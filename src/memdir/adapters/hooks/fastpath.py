@@ -23,6 +23,7 @@ from __future__ import annotations
 import io
 import os
 import sys
+import time
 
 from memdir.adapters import recall_client
 from memdir.errors import DaemonError, DaemonTimeoutError
@@ -99,6 +100,7 @@ def forward(
                 "cwd": cwd,
                 "env": dict(env),
                 "flags": flags,
+                "answer_by": time.time() + FORWARD_TIMEOUTS[event],
             },
             timeout=FORWARD_TIMEOUTS[event],
         )

@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     from memdir.extract.base import Extractor
     from memdir.paths import ResolvedPaths
 
+# the daemon gives up a prompt this long before its hook does: time to commit, render and send
+LATE_MARGIN_SECONDS = 0.5
 RECALL_INTRO = "Memories that may be relevant to this prompt (from memdir; verify before relying):"
 EXTRACT_MODES = ("auto", "rules", "model", "off")
 
@@ -60,6 +62,9 @@ class HookContext:
     make_extractor: Callable[[], Extractor] | None = None  # tests inject a scripted one
     recaller: Recaller | None = None
     warm_up: WarmUp | None = None
+    # wall-clock time the forwarding hook stops waiting for the daemon (``fastpath``), then runs
+    # the prompt itself: a daemon past it must not commit what nobody will read
+    answer_by: float | None = None
 
     @property
     def cache_dir(self) -> Path:
@@ -211,6 +216,11 @@ def user_prompt_submit(inp: HookInput, hc: HookContext, restart: str = "") -> st
             context = recall_context(hc.dialect, _readable_transcript(inp, hc))
             recaller = hc.recaller or recall_for
             found, how = recaller(hc, prompt, before.surfaced, context, inp.session_id)
+    if hc.answer_by is not None and time.time() > hc.answer_by - LATE_MARGIN_SECONDS:
+        # the hook stopped waiting and answers this prompt itself: marking these memories
+        # surfaced here would keep them from the only answer the model sees
+        hooklog.record(hc.cache_dir, {"session": inp.session_id, "event": "daemon-late"})
+        return ""
     budget = MAX_CONTEXT_CHARS - len(RECALL_INTRO) - 2 - (len(restart) + 2 if restart else 0)
     with sessions.update(inp.session_id) as state:
         notices = state.take_notices()
