@@ -117,8 +117,9 @@ def test_a_discover_probe_is_refused_at_once_and_the_handshake_follows(tmp_path:
 def test_stdin_eof_with_a_request_owed_loses_nothing_the_sdk_would_answer(
     tmp_path: Path,
 ) -> None:
-    """EOF ends the process at once only when nothing is owed; with a call still owed the SDK
-    gets the EOF and ends as it would alone (it answers what it answers without the relays)."""
+    """EOF ends the process at once only when nothing is owed; with a call still owed, it ends
+    once the call is answered. The SDK alone may drop that call (it ends on EOF with the call
+    still running, as found on a loaded CI machine): memdir answers at least what it does."""
     call = {
         "jsonrpc": "2.0",
         "id": 7,
@@ -135,7 +136,8 @@ def test_stdin_eof_with_a_request_owed_loses_nothing_the_sdk_would_answer(
             proc.stdin.close()  # all at once, then EOF: nothing waits for an answer first
             answered[early] = {json.loads(line)["id"] for line in proc.stdout}
             assert proc.wait(timeout=30) == 0
-    assert answered[True] >= answered[False] | {1, 2, 3, 4}
+    assert answered[True] == {1, 2, 3, 4, 7}
+    assert answered[True] >= answered[False]
 
 
 def test_tools_work_behind_the_relays(tmp_path: Path) -> None:

@@ -17,9 +17,11 @@ threads stand between the real stdin/stdout and the SDK.
 The SDK is imported only when a request arrives that the manifest does not answer (a tool call, a
 resource read): a session whose agent never calls a memory tool never pays the SDK's second of CPU,
 which would otherwise compete with the host on the same cores. Until then the relayed messages wait
-in the pipe. When the host closes stdin and nothing is owed (every request answered), the process
-ends at once: a host that stops its servers by closing stdin would otherwise wait for the SDK to
-finish loading only to see it exit. Any message the relays cannot parse passes through untouched; a
+in the pipe. When the host closes stdin, the process ends as soon as nothing is owed (every
+request answered): at once when nothing was, else once the SDK has answered what it owes (up to
+:data:`DRAIN_SECONDS`; the SDK alone, handed the EOF, may drop a call still running). A host that
+stops its servers by closing stdin would otherwise wait for the SDK to finish loading only to see
+it exit. Any message the relays cannot parse passes through untouched; a
 handshake request the manifest does not cover (a paginated list) is left to the SDK. A
 ``server/discover`` probe that comes before ``initialize`` is refused at once ("method not found")
 and not handed on, so the client and the SDK both use the handshake the manifest answers, instead
@@ -38,6 +40,7 @@ from typing import Any, BinaryIO
 MANIFEST = Path(__file__).with_name("mcp_manifest.json")
 LISTS = ("tools/list", "prompts/list", "resources/list")
 DISCOVER = "server/discover"  # the stateless protocol's probe (2026-07-28), sent before initialize
+DRAIN_SECONDS = 20.0  # after the host's EOF, how long owed answers are waited for
 
 
 class EarlyAnswers:
@@ -50,6 +53,7 @@ class EarlyAnswers:
         # Buffered (a raw write may be partial), flushed after every message.
         self._out: BinaryIO = open(real_out, "wb")  # noqa: SIM115
         self._lock = threading.Lock()
+        self._settled = threading.Condition(self._lock)  # notified when nothing is owed
         self._answered: set[str] = set()
         self._pending: set[str] = set()  # requests handed to the SDK and not yet answered
         self._protocol: str | None = None
@@ -110,13 +114,14 @@ class EarlyAnswers:
                     self._track(line)
                     sink.write(line)
                     sink.flush()
-            # The host closed our stdin: it wants no more answers. With none owed, end now
-            # rather than when the SDK has finished loading (seconds: the host waits for us).
+            # The host closed our stdin: it wants no more requests. End as soon as none is owed
+            # rather than when the SDK has finished loading (seconds: the host waits for us);
+            # its stdin stays open meanwhile, so a call it is still running is answered.
             with self._lock:
+                self._settled.wait_for(lambda: not self._pending, timeout=DRAIN_SECONDS)
                 if not self._pending:
                     os._exit(0)
-        # Leaving the block closed ``sink``: the SDK sees the host's EOF, answers what is
-        # still owed, and returns.
+        # Leaving the block closed ``sink``: the SDK sees the host's EOF and returns.
 
     def _track(self, line: bytes) -> None:
         """Remember a request the SDK now owes an answer to (unless answered here already)."""
@@ -144,6 +149,8 @@ class EarlyAnswers:
                 if key is not None:
                     with self._lock:
                         self._pending.discard(key)
+                        if not self._pending:
+                            self._settled.notify_all()
 
     def start(self, real_in: int, to_sdk: int, from_sdk: int) -> None:
         threading.Thread(target=self.inbound, args=(real_in, to_sdk), daemon=True).start()

@@ -9,7 +9,8 @@ file whose mtime is at or after the turn started was written by someone this tur
 Invariants:
 - Extraction's own writes do not count: every run records the ``(path, mtime_ns)`` it left
   behind in :class:`OwnWrites` (one small file in the cache dir, shared by every session of the
-  memory dir, so a parallel session's extraction is not mistaken for this agent); a file whose
+  memory dir, so a parallel session's extraction is not mistaken for this agent; the hook
+  workers take turns from the check to the record, ``adapters.hooks.extraction``); a file whose
   mtime still equals the recorded one is skipped, a later edit of it counts again.
 - ``MEMORY.md`` (any scope) does not count: the store rewrites it with every save, and a pointer
   line alone is not a memory. Hidden paths (locks, temps, ``.git``) do not count.

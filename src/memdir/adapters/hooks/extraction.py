@@ -11,6 +11,10 @@ Invariants (the reference's extraction rules, applied across processes):
   dir (:mod:`memdir.extract.changes`: a memory file changed since the first new message, other
   than by extraction), so every writer counts — the host's Write/Edit, memdir's own MCP
   ``memory_save``, a shell command — not only tool names we know.
+- Extractions of every session of the memory dir take turns (``hooks/extracting.lock`` in the
+  cache dir) from that check until their writes are recorded as extraction's own: otherwise a
+  parallel session's worker (another host in the same repository) would see a file written a
+  moment before and skip its own turn.
 - Only the main thread is read: sidechains (sub-agents), compact summaries and torn lines are
   skipped. A "Saved N memories" notice is queued in the state for the next prompt's hook.
 """
@@ -35,6 +39,9 @@ from memdir.extract.transcript import turns_from_entries
 from memdir.transcripts import read_transcript
 
 MAX_TRAILING_RUNS = 5  # a session that keeps stopping faster than extraction runs still ends
+# how long a worker waits for another session's extraction (a host-model run takes a minute);
+# past it the turn stays pending for the session's next stop
+TURN_WAIT_SECONDS = 300.0
 
 
 @dataclass(frozen=True)
@@ -126,7 +133,8 @@ def run_worker(
         with store.update(session_id) as state:
             state.extract_pending = True
         return WorkerReport(0, [], skipped="another extraction runs; it will pick this up")
-    runs, saved = 0, []
+    runs = 0
+    saved: list[str] = []
     try:
         extractor: Extractor | None = None
         for _ in range(MAX_TRAILING_RUNS):
@@ -139,15 +147,22 @@ def run_worker(
                 break
             last = new[-1].uuid
             started = time.monotonic()
-            skip = agent_wrote(new, times, memory_dir, cache_dir)
-            if skip is not None:
-                result = ExtractionResult(memory_dir, skipped=skip)
-            else:
-                extractor = extractor or make_extractor()
-                runs += 1
-                messages = [t.message for t in turns]
-                result = asyncio.run(extractor.extract(messages, new_messages=len(new)))
-                OwnWrites(cache_dir).add(result.written)
+            try:
+                turn = FileLock(cache_dir / "hooks" / "extracting.lock", timeout=TURN_WAIT_SECONDS)
+                with turn:
+                    skip = agent_wrote(new, times, memory_dir, cache_dir)
+                    if skip is not None:
+                        result = ExtractionResult(memory_dir, skipped=skip)
+                    else:
+                        extractor = extractor or make_extractor()
+                        runs += 1
+                        messages = [t.message for t in turns]
+                        result = asyncio.run(extractor.extract(messages, new_messages=len(new)))
+                        OwnWrites(cache_dir).add(result.written)
+            except LockHeldError:  # the cursor stays: the next stop extracts these messages
+                with store.update(session_id) as state:
+                    state.extract_pending = True
+                return WorkerReport(runs, saved, skipped="other sessions' extractions ran long")
             first_fallback = result.fallback and not fell_back_before(cache_dir, session_id)
             with store.update(session_id) as state:
                 if result.ok:

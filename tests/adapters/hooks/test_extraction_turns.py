@@ -1,0 +1,81 @@
+"""Two sessions' extraction workers at once (two hosts in one repository) both save.
+
+Found on a loaded CI machine (Claude Code and Codex, one memory dir): one worker wrote its memory,
+and before it had recorded the file as extraction's own, the other's "did the agent write
+memory this turn?" check saw the new file and skipped its turn for good. The workers now take
+turns from the check to the record.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+from memdir.adapters.hooks.extraction import WorkerReport, run_worker
+from memdir.adapters.hooks.state import SessionStore
+from memdir.extract.base import ExtractionResult
+from memdir.llm.base import Message
+from memdir.store import MemoryStore
+from memdir.transcripts import Transcript
+
+MODEL = "claude-sonnet-4-5"
+
+
+class SlowSaver:
+    """Saves ``fact`` and then, when told to, waits (as a model run would) before returning."""
+
+    def __init__(self, memory_dir: Path, fact: str, hold: threading.Event | None) -> None:
+        self.memory_dir, self.fact, self.hold = memory_dir, fact, hold
+        self.saved = threading.Event()
+
+    async def extract(self, messages: Sequence[Message], *, new_messages: int) -> ExtractionResult:
+        memory = MemoryStore(self.memory_dir).create(self.fact, self.fact, "project", self.fact)
+        self.saved.set()
+        if self.hold is not None:
+            await asyncio.to_thread(self.hold.wait, 30)
+        return ExtractionResult(self.memory_dir, written=[self.memory_dir / memory.path])
+
+
+def _session(tmp_path: Path, name: str, fact: str) -> Path:
+    path = tmp_path / f"{name}.jsonl"
+    transcript = Transcript(path, name, str(tmp_path))
+    transcript.user(f"Remember that {fact}.")
+    transcript.assistant("Noted.", model=MODEL)
+    return path
+
+
+def test_a_parallel_sessions_fresh_write_does_not_skip_this_sessions_turn(tmp_path: Path) -> None:
+    memory_dir, cache_dir = tmp_path / "memory", tmp_path / "cache"
+    store = SessionStore(cache_dir)
+    release = threading.Event()
+    first = SlowSaver(memory_dir, "the cache server is kiwi-9", hold=release)
+    second = SlowSaver(memory_dir, "the queue server is mango-4", hold=None)
+    reports: dict[str, WorkerReport] = {}
+
+    def work(session: str, extractor: SlowSaver) -> None:
+        reports[session] = run_worker(
+            store=store,
+            cache_dir=cache_dir,
+            memory_dir=memory_dir,
+            session_id=session,
+            transcript=_session(tmp_path, session, extractor.fact),
+            make_extractor=lambda: extractor,
+            include_meta=False,
+        )
+
+    a = threading.Thread(target=work, args=("claude-1", first))
+    a.start()
+    assert first.saved.wait(30)  # kiwi-9 is on disk, not yet recorded as extraction's own
+    b = threading.Thread(target=work, args=("codex-1", second))
+    b.start()
+    b.join(timeout=1.0)  # the second worker waits its turn instead of skipping
+    assert b.is_alive() and not second.saved.is_set()
+    release.set()
+    a.join(30)
+    b.join(30)
+    assert reports["codex-1"].skipped is None and reports["codex-1"].runs == 1
+    texts = "\n".join(p.read_text() for p in memory_dir.glob("*.md"))
+    assert "kiwi-9" in texts and "mango-4" in texts
+    assert store.load("codex-1").cursor is not None
