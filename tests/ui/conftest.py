@@ -77,11 +77,18 @@ def hidden(html: str, name: str) -> str:
 
 
 def replay_hooks(ui: Ui, session: str, *events: tuple[str, dict[str, object]]) -> None:
-    """Run hook events in-process exactly as ``memdir hook <event>`` does (no daemon)."""
+    """Run hook events in-process exactly as ``memdir hook <event>`` does (no daemon), over a
+    finished index (``memdir reindex``): a cold hook recall answers from what it could read
+    within its deadline, which a loaded CI machine can spend before reading a single memory."""
     import json
 
     from memdir.adapters.hooks.runner import HookFlags, make_context, run_event
     from memdir.adapters.hosts.claude_code.dialect import DIALECT, EVENTS
+    from memdir.recall.factory import local_selector
+
+    selector = local_selector(ui.mem, ui.ctx.cache_dir, background=False)
+    selector.refresh()
+    selector.complete()
 
     env = {
         "HOME": str(ui.home),
