@@ -362,12 +362,19 @@ def _text(
     return (str(picked[0]), picked[1]) if picked is not None else (None, "unset")
 
 
+def memdir_home_from_env(env: Mapping[str, str]) -> Path:
+    """memdir's home for ``env`` (``MEMDIR_HOME``, else ``~/.memdir``), as settings resolve it:
+    what runs inside a host (the OpenCode plugin's install-time info) must name the same dirs."""
+    user_home = _home_dir(env)
+    return _dir_from_env(env, "MEMDIR_HOME", user_home) or user_home / ".memdir"
+
+
 def _homes(
     env: Mapping[str, str], claude: bool, sources: dict[str, str]
 ) -> tuple[Path, Path, Path, Path]:
     """(user home, memdir home, config home, memory base), recording where each came from."""
     user_home = _home_dir(env)
-    memdir_home = _dir_from_env(env, "MEMDIR_HOME", user_home) or user_home / ".memdir"
+    memdir_home = memdir_home_from_env(env)
     sources["memdir_home"] = "env MEMDIR_HOME" if env.get("MEMDIR_HOME") else "default ~/.memdir"
     if claude:
         home = _dir_from_env(env, "CLAUDE_CONFIG_DIR", user_home) or user_home / ".claude"

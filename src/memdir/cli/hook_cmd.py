@@ -294,13 +294,7 @@ def cmd_plugin_info(ctx: CliContext) -> int:
     inside its host (OpenCode) forwards events itself and asks once per host process."""
     import json
 
-    from memdir.adapters import recall_client
-    from memdir.adapters.hosts.opencode import transcript_dir
+    from memdir.adapters.hosts.opencode import plugin_info
 
-    info = {
-        "socket": str(recall_client.socket_path(ctx.settings.memdir_home)),
-        "fingerprint": recall_client.fingerprint(),
-        "transcripts": str(transcript_dir(ctx.env)),
-    }
-    ctx.out.stdout.write(json.dumps(info) + "\n")
+    ctx.out.stdout.write(json.dumps(plugin_info(ctx.env)) + "\n")
     return 0

@@ -5,8 +5,10 @@ the plugin itself run by a real ``node`` with a fake OpenCode client and a fake 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -324,3 +326,32 @@ def test_the_install_writes_this_builds_socket_and_fingerprint_into_the_plugin(
     text = render_plugin(["memdir"], opencode.EVENTS, info)
     assert f"const INSTALLED = {json.dumps(info, sort_keys=True)}" in text
     assert "const INSTALLED = null" in render_plugin(["memdir"], opencode.EVENTS)
+
+
+@pytest.mark.parametrize("raw", ["~/mem home", "{home}/mem home"])
+def test_the_plugin_info_names_the_dirs_the_settings_resolve(tmp_path: Path, raw: str) -> None:
+    """Install-time info, ``plugin-info`` and the hooks agree on memdir's home — ``~/`` in
+    ``MEMDIR_HOME`` included (the dialect once kept its own reading and fell back to
+    ``~/.memdir`` there, so the plugin wrote sessions where the hooks never looked)."""
+    from memdir.adapters import recall_client
+    from memdir.config import load_settings
+
+    env = {"HOME": str(tmp_path), "MEMDIR_HOME": raw.format(home=tmp_path)}
+    settings = load_settings(
+        env, cwd=tmp_path, flag_settings=None, claude_mode=False, memory_dir_flag=None
+    )
+    home = settings.memdir_home
+    assert home == tmp_path / "mem home"
+    info = opencode.plugin_info(env)
+    assert info["socket"] == str(recall_client.socket_path(home))
+    assert info["transcripts"] == str(home / "opencode" / "sessions")
+    assert opencode.DIALECT.transcript_roots(env) == [home / "opencode" / "sessions"]
+    asked = subprocess.run(
+        [sys.executable, "-m", "memdir", "hook", "--host", "opencode", "plugin-info"],
+        env={**env, "PATH": os.environ["PATH"]},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(asked.stdout) == info

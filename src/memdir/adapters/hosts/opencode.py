@@ -78,25 +78,21 @@ def render(event: str, context: str) -> str:
     return json.dumps({"context": clip(context)}, ensure_ascii=False)
 
 
-def memdir_home(env: Mapping[str, str]) -> Path:
-    raw = env.get("MEMDIR_HOME", "")
-    if raw and os.path.isabs(raw):
-        return Path(raw)
-    return Path(env.get("HOME") or Path.home()) / ".memdir"
-
-
 def transcript_dir(env: Mapping[str, str]) -> Path:
     """Where the plugin writes each session's messages (``<id>.json``)."""
-    return memdir_home(env) / "opencode" / "sessions"
+    from memdir.config import memdir_home_from_env
+
+    return memdir_home_from_env(env) / "opencode" / "sessions"
 
 
 def plugin_info(env: Mapping[str, str]) -> dict[str, str]:
     """What the plugin needs to forward events itself: the daemon's socket, this build's
     fingerprint, where session files go (``memdir hook --host opencode plugin-info``)."""
     from memdir.adapters import recall_client
+    from memdir.config import memdir_home_from_env
 
     return {
-        "socket": str(recall_client.socket_path(memdir_home(env))),
+        "socket": str(recall_client.socket_path(memdir_home_from_env(env))),
         "fingerprint": recall_client.fingerprint(),
         "transcripts": str(transcript_dir(env)),
     }
