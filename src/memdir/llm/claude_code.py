@@ -34,7 +34,6 @@ import json
 import os
 import shutil
 import signal
-import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -51,9 +50,8 @@ from memdir.llm.base import (
     ToolExecutor,
     ToolResultBlock,
     ToolUseBlock,
-    require_real_providers_allowed,
 )
-from memdir.llm.ledger import CostLedger
+from memdir.llm.cli_provider import CliProviderBase
 from memdir.llm.tool_relay import ToolRelay
 
 DEFAULT_TIMEOUT = 300.0
@@ -101,40 +99,10 @@ def find_cli(env: Mapping[str, str]) -> str | None:
     return shutil.which("claude", path=env.get("PATH") or os.defpath)
 
 
-class ClaudeCodeProvider:
+class ClaudeCodeProvider(CliProviderBase):
     """``Provider`` over ``claude -p``; also runs whole tool loops (``run_tool_loop``)."""
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        env: Mapping[str, str],
-        ledger: CostLedger | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
-        cwd: Path | None = None,
-        purpose: str | None = None,
-        session: str | None = None,
-        python: str = sys.executable,
-    ) -> None:
-        require_real_providers_allowed("claude-code")
-        self.model = model
-        self.env = dict(env)
-        self.ledger = ledger
-        self.timeout = timeout
-        self.cwd = cwd
-        self.purpose = purpose
-        self.session = session
-        self.python = python
-        self.calls, self.cost_usd, self.input_tokens, self.output_tokens = 0, 0.0, 0, 0
-
-    def totals(self) -> dict[str, Any]:
-        """What this provider's calls cost so far (for a caller's own log row)."""
-        return {
-            "calls": self.calls,
-            "cost_usd": round(self.cost_usd, 6),
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-        }
+    HOST = "claude-code"
 
     # -- the Provider protocol ------------------------------------------------------------
 
@@ -260,26 +228,14 @@ class ClaudeCodeProvider:
 
     def _record(self, run: _Run, started: float, *, error: str | None) -> None:
         cost = io.cost_from(run.result or {})
-        self.calls += 1
-        self.cost_usd += cost.cost_usd
-        self.input_tokens += cost.usage.input_tokens
-        self.output_tokens += cost.usage.output_tokens
-        if self.ledger is None:
-            return
-        self.ledger.record(
-            {
-                "session": self.session,
-                "purpose": self.purpose,
-                "model": self.model,
-                "cost_usd": cost.cost_usd,
-                "input_tokens": cost.usage.input_tokens,
-                "output_tokens": cost.usage.output_tokens,
-                "cache_read_tokens": cost.usage.cache_read_tokens,
-                "cache_write_tokens": cost.usage.cache_write_tokens,
-                "turns": cost.turns,
-                "ms": round((time.monotonic() - started) * 1000, 1),
-                "error": error,
-            }
+        self._book(
+            cost.usage,
+            cost.cost_usd,
+            turns=cost.turns,
+            started=started,
+            estimated=False,
+            error=error,
+            cost_estimated=False,  # the CLI reports its own total_cost_usd
         )
 
 

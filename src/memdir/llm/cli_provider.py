@@ -69,9 +69,9 @@ class ChildStream(Protocol):
     def turn_limited(self) -> bool: ...
 
 
-class HeadlessCliProvider(abc.ABC):
-    """``Provider`` over one headless CLI child per call; subclasses give ``HOST`` and
-    ``_call`` (spawn the child, fold its output into a stream, record the cost)."""
+class CliProviderBase:
+    """What every provider over a host's CLI keeps: its settings, the running totals and one
+    cost-ledger row per call (``claude -p`` as much as ``codex exec`` and ``gemini -p``)."""
 
     HOST = ""
 
@@ -109,9 +109,10 @@ class HeadlessCliProvider(abc.ABC):
 
     def _book(
         self, usage: Usage, cost: float, *, turns: int, started: float, estimated: bool,
-        error: str | None,
+        error: str | None, cost_estimated: bool = True,
     ) -> float:  # fmt: skip
-        """Add one call to the totals and the cost ledger; returns ``cost``."""
+        """Add one call to the totals and the cost ledger; returns ``cost`` (estimated from list
+        prices unless the CLI reported it, as Claude Code's ``total_cost_usd``)."""
         self.calls += 1
         self.cost_usd += cost
         self.input_tokens += usage.input_tokens
@@ -124,7 +125,7 @@ class HeadlessCliProvider(abc.ABC):
                     "host": self.HOST,
                     "model": self.model_label,
                     "cost_usd": round(cost, 6),
-                    "cost_estimated": True,
+                    "cost_estimated": cost_estimated,
                     "usage_estimated": estimated,
                     "input_tokens": usage.input_tokens,
                     "output_tokens": usage.output_tokens,
@@ -140,6 +141,11 @@ class HeadlessCliProvider(abc.ABC):
     @property
     def model_label(self) -> str:
         return self.model
+
+
+class HeadlessCliProvider(CliProviderBase, abc.ABC):
+    """``Provider`` over one headless CLI child per call; subclasses give ``HOST`` and
+    ``_call`` (spawn the child, fold its output into a stream, record the cost)."""
 
     @abc.abstractmethod
     async def _call(
@@ -224,5 +230,6 @@ __all__ = [
     "LATE_CALLS_ALLOWED",
     "LIMIT_REACHED",
     "ChildStream",
+    "CliProviderBase",
     "HeadlessCliProvider",
 ]
