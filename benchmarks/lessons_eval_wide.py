@@ -20,7 +20,10 @@ checkout), duplicates across sessions (memories of a week's dir judged the same 
 dream would still merge), and hook = CLI (file for file, per session).
 
 Run: ``python -m benchmarks.lessons_eval_wide EXPORT_DIR --part tune --memories``. The held part
-is opened once, with the rules frozen. ``PYTHONPATH=<other checkout>/src`` scores another
+is opened once, with the rules frozen. ``--data benchmarks/data/lessons_entire/sessions.json``
+scores the third set instead (raw Claude Code JSONL committed by the Entire CLI; its README says
+how to export it), with its own judgments beside it. ``PYTHONPATH=<other checkout>/src`` scores
+another
 version against the same judgments and the same checker.
 """
 
@@ -73,9 +76,33 @@ def _checker() -> ModuleType:
     return module
 
 
-def sessions(source: Path, part: str) -> list[dict[str, Any]]:
+def _raw_sessions(spec: dict[str, Any], source: Path, part: str) -> list[dict[str, Any]]:
+    """Raw Claude Code JSONL files (``../data/lessons_entire``): every line is an entry."""
+    found = []
+    for sid, s in spec["sessions"].items():
+        if part != "all" and s["part"] != part:
+            continue
+        path = source / s["repo"].replace("/", "+") / s["path"]
+        if not path.is_file():
+            raise SystemExit(f"{path}: missing; see the README beside {DATA.name}")
+        entries = []
+        for line in path.read_text("utf-8").splitlines():
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue  # a torn line, as the host may leave one
+            if isinstance(entry, dict):
+                entries.append(entry)
+        first = next((str(e["timestamp"]) for e in entries if e.get("timestamp")), "")
+        found.append({"session": sid, "repo": s["repo"], "entries": entries, "first": first})
+    return sorted(found, key=lambda s: (s["repo"], s["first"], s["session"]))
+
+
+def sessions(source: Path, part: str, data: Path = DATA) -> list[dict[str, Any]]:
     """The part's whole sessions: name, repository, entries, first timestamp."""
-    spec = json.loads(DATA.read_text("utf-8"))
+    spec = json.loads(data.read_text("utf-8"))
+    if "sessions" in spec:
+        return _raw_sessions(spec, source, part)
     seen: dict[str, dict[str, Any]] = {}
     for name, seg in spec["segments"].items():
         if part != "all" and seg["part"] != part:
@@ -169,15 +196,16 @@ def _shell_words(entries: list[dict[str, Any]]) -> frozenset[str]:
     return frozenset(check.session_specifics([t.message for t in turns]))
 
 
-def run(source: Path, part: str) -> dict[str, Any]:
-    judged = json.loads(JUDGED.read_text("utf-8"))["memories"] if JUDGED.is_file() else {}
+def run(source: Path, part: str, data: Path = DATA) -> dict[str, Any]:
+    verdicts = data.with_name(JUDGED.name)
+    judged = json.loads(verdicts.read_text("utf-8"))["memories"] if verdicts.is_file() else {}
     check = _checker()
     rows, memories = [], []
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         weeks: dict[str, Path] = {}
         specifics: dict[str, set[str]] = {}
-        for s in sessions(source, part):
+        for s in sessions(source, part, data):
             sid, entries = s["session"], s["entries"]
             transcript = work / f"{sid}.jsonl"
             _write(transcript, entries)
@@ -291,10 +319,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("source", type=Path, help="EXPORT_DIR holding the git archives")
     parser.add_argument("--part", choices=("tune", "held", "all"), default="tune")
+    parser.add_argument(
+        "--data", type=Path, default=DATA, help="the set's spec (its judgments lie beside it)"
+    )
     parser.add_argument("--json", action="store_true", help="print the raw results as JSON")
     parser.add_argument("--memories", action="store_true", help="list every saved memory")
     args = parser.parse_args(argv)
-    result = run(args.source, args.part)
+    result = run(args.source, args.part, args.data)
     if args.json:
         print(json.dumps(result, indent=2, ensure_ascii=False))
         return

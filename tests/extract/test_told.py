@@ -169,3 +169,71 @@ def test_a_default_the_user_states_with_should_is_feedback_with_its_own_how() ->
 def test_use_one_thing_and_not_the_other_is_a_correction() -> None:
     found = classify("Use implement-story skill, don't use z-cora", today=TODAY)
     assert found is not None and found.statement == "Use implement-story skill instead of z-cora"
+
+
+REJECTED = (
+    "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it "
+    "was a file edit, the new_string was NOT written to the file). To tell you how to proceed, "
+    "the user said:\n"
+)
+
+
+def rejected(tid: str, tool: str, words: str) -> list[Message]:
+    """A tool call the user turned down, saying ``words`` (Claude Code's result text)."""
+    return [
+        Message("assistant", [ToolUseBlock(tid, tool, {"title": "Author mismatch"})]),
+        Message("user", [ToolResultBlock(tid, REJECTED + words, True)]),
+    ]
+
+
+def test_what_the_user_types_when_turning_down_a_tool_call_is_read_as_their_words(
+    tmp_path: Path,
+) -> None:
+    store = MemoryStore(tmp_path / "mem")
+    messages = [
+        user("log this as a bug and let's move on"),
+        *rejected("t1", "mcp__tracker__create_issue", "no, file a linear bug for it instead"),
+    ]
+    RuleExtractor(store, clock=lambda: NOON).apply_messages(messages)
+    [header] = store.list()
+    assert header.name == "Work items are tracked in Linear"
+    # the words alone are the user's: without them (a plain "no"), and in an ordinary failed
+    # result, nothing is read
+    bare = tmp_path / "bare"
+    plain = [
+        *rejected("t2", "Bash", "")[:1],
+        Message("user", [ToolResultBlock("t2", REJECTED.split(" To tell")[0], True)]),
+        *shell("t3", "make", "file a linear bug: error 2", error=True),
+    ]
+    RuleExtractor(MemoryStore(bare), clock=lambda: NOON).apply_messages(plain)
+    assert MemoryStore(bare).list() == []
+
+
+def test_a_link_to_a_work_item_or_a_lower_case_filing_names_the_tracker() -> None:
+    url = "have a look at this first https://linear.app/acme/issue/ENT-250/add-an-action-handler"
+    for said, name in [
+        (url, "Linear"),
+        ("see https://acme.atlassian.net/browse/OPS-12 for the details", "Jira"),
+        ("https://dev.azure.com/acme/shop/_workitems/edit/5094 is the story", "Azure DevOps"),
+        ("log a linear bug and let's move on", "Linear"),
+        ("open an ado ticket for the flaky test", "Azure DevOps"),
+    ]:
+        found = tracker(said)
+        assert found is not None and found.name == f"Work items are tracked in {name}", said
+    for said in [
+        "the linear map is wrong",  # the word, not the tracker
+        "is this a linear bug?",  # a question
+        "we did not log a linear bug",  # a negation
+        "see https://linear.app/pricing first",  # the site, not a work item
+    ]:
+        assert tracker(said) is None, said
+
+
+def test_an_accepted_plan_in_the_users_turn_is_the_agents_words() -> None:
+    plan = (
+        "Implement the following plan:\n\n# Refactor the client\n\n## Verification\n\n"
+        "The test must pass to confirm the refactoring is successful."
+    )
+    assert injected_document(plan)
+    assert candidates(plan, today=TODAY) == []
+    assert candidates("The schema must be migrated before every release.", today=TODAY) != []

@@ -331,24 +331,7 @@ class CodexHost(MemdirUser):
         check: bool = True,
         cwd: Path | None = None,
     ) -> subprocess.CompletedProcess[str]:
-        """Run the CLI in the project dir; ``check`` fails the test with its output on exit != 0."""
-        started = time.monotonic()
-        proc = subprocess.run(
-            [str(self.cli), *args],
-            cwd=cwd or self.project,
-            env=self.env,
-            input=input if input is not None else "",
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
-        self.timings.append((args[:2], time.monotonic() - started))
-        if check and proc.returncode != 0:
-            raise AssertionError(
-                f"codex {' '.join(args)} exited {proc.returncode}\n"
-                f"stdout: {proc.stdout[-3000:]}\nstderr: {proc.stderr[-3000:]}"
-            )
-        return proc
+        return self.run_cli(*args, input=input or "", timeout=timeout, check=check, cwd=cwd)
 
     def exec(
         self,

@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -127,24 +126,7 @@ class GeminiHost(MemdirUser):
     def gemini(
         self, *args: str, timeout: float = 90, check: bool = True
     ) -> subprocess.CompletedProcess[str]:
-        """Run the CLI in the project dir; ``check`` fails the test with its output on exit != 0."""
-        started = time.monotonic()
-        proc = subprocess.run(
-            [str(self.cli), *args],
-            cwd=self.project,
-            env=self.env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
-        self.timings.append((args[:2], time.monotonic() - started))
-        if check and proc.returncode != 0:
-            raise AssertionError(
-                f"gemini {' '.join(args)} exited {proc.returncode}\n"
-                f"stdout: {proc.stdout[-2000:]}\nstderr: {proc.stderr[-2000:]}"
-            )
-        return proc
+        return self.run_cli(*args, timeout=timeout, check=check)
 
     def prompt(
         self, text: str, *args: str, resume: bool = False, timeout: float = 90, check: bool = True

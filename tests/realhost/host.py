@@ -88,12 +88,48 @@ class MemdirUser:
     The host classes give ``bin``, ``project``, ``home`` and ``env``."""
 
     bin: Path
+    cli: Path  # the host's own executable
     project: Path
     home: Path
+    timings: list[tuple[tuple[str, ...], float]]
 
     @property
     def env(self) -> dict[str, str]:
         raise NotImplementedError
+
+    def run_cli(
+        self,
+        *args: str,
+        timeout: float,
+        check: bool,
+        input: str | None = None,
+        cwd: Path | None = None,
+    ) -> subprocess.CompletedProcess[str]:
+        """Run the host's CLI in the project dir (its time kept in ``timings``); ``check``
+        fails the test with the tail of its output on exit != 0."""
+        started = time.monotonic()
+        proc = subprocess.run(
+            [str(self.cli), *args],
+            cwd=cwd or self.project,
+            env=self.env,
+            input=input,
+            stdin=subprocess.DEVNULL if input is None else None,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        self.timings.append((args[:2], time.monotonic() - started))
+        if check and proc.returncode != 0:
+            raise AssertionError(
+                f"{self.cli.name} {' '.join(args)} exited {proc.returncode}\n"
+                f"stdout: {proc.stdout[-3000:]}\nstderr: {proc.stderr[-3000:]}"
+            )
+        return proc
+
+    def hook_log(self) -> list[dict[str, Any]]:
+        """Every hook-log record (``memdir hook log --full``), oldest first."""
+        out = self.memdir("--json", "hook", "log", "--full", "--limit", "1000").stdout
+        return list(json.loads(out))
 
     def memdir(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         """This checkout's ``memdir`` with the host's environment, in the project dir."""
@@ -166,24 +202,7 @@ class ClaudeHost(MemdirUser):
     def claude(
         self, *args: str, timeout: float = 90, check: bool = True
     ) -> subprocess.CompletedProcess[str]:
-        """Run the CLI in the project dir; ``check`` fails the test with its output on exit != 0."""
-        started = time.monotonic()
-        proc = subprocess.run(
-            [str(self.cli), *args],
-            cwd=self.project,
-            env=self.env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
-        self.timings.append((args[:2], time.monotonic() - started))
-        if check and proc.returncode != 0:
-            raise AssertionError(
-                f"claude {' '.join(args)} exited {proc.returncode}\n"
-                f"stdout: {proc.stdout[-2000:]}\nstderr: {proc.stderr[-2000:]}"
-            )
-        return proc
+        return self.run_cli(*args, timeout=timeout, check=check)
 
     def prompt(
         self, text: str, *args: str, resume: bool = False, timeout: float = 90, check: bool = True
@@ -197,11 +216,6 @@ class ClaudeHost(MemdirUser):
         flags = ("--output-format", "stream-json", "--verbose")
         proc = self.prompt(text, *flags, *args, resume=resume)
         return [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
-
-    def hook_log(self) -> list[dict[str, Any]]:
-        """Every hook-log record (``memdir hook log --full``), oldest first."""
-        out = self.memdir("--json", "hook", "log", "--full", "--limit", "1000").stdout
-        return list(json.loads(out))
 
     def wait_until_ended(self, sessions: int = 1) -> list[dict[str, Any]]:
         """Wait for ``sessions`` finished session ends (``session-end`` hands its work to a

@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -138,24 +137,7 @@ class OpenCodeHost(MemdirUser):
     def opencode(
         self, *args: str, timeout: float = 120, check: bool = True
     ) -> subprocess.CompletedProcess[str]:
-        """Run the CLI in the project dir; ``check`` fails the test with its output on exit != 0."""
-        started = time.monotonic()
-        proc = subprocess.run(
-            [str(self.cli), *args],
-            cwd=self.project,
-            env=self.env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
-        self.timings.append((args[:2], time.monotonic() - started))
-        if check and proc.returncode != 0:
-            raise AssertionError(
-                f"opencode {' '.join(args)} exited {proc.returncode}\n"
-                f"stdout: {proc.stdout[-2000:]}\nstderr: {proc.stderr[-2000:]}"
-            )
-        return proc
+        return self.run_cli(*args, timeout=timeout, check=check)
 
     def prompt(
         self, text: str, *args: str, resume: bool = False, timeout: float = 120, check: bool = True
@@ -167,7 +149,3 @@ class OpenCodeHost(MemdirUser):
     def main_requests(self) -> list[LoggedRequest]:
         """The session's model requests (OpenCode's title requests left out)."""
         return [r for r in self.api.model_requests() if not is_title(r)]
-
-    def hook_log(self) -> list[dict[str, Any]]:
-        out = self.memdir("--json", "hook", "log", "--full", "--limit", "1000").stdout
-        return list(json.loads(out))

@@ -34,6 +34,7 @@ from memdir.errors import MemdirError, SecretFoundError
 from memdir.extract import form
 from memdir.extract.base import ExtractionResult, unique_written
 from memdir.extract.rules import Candidate, candidates
+from memdir.extract.said import user_words
 from memdir.extract.session_rules import session_candidates, session_lessons
 from memdir.llm.base import Message
 from memdir.model import Memory
@@ -85,7 +86,8 @@ class RuleExtractor:
         return await asyncio.to_thread(self.apply_messages, messages, since=max(0, since))
 
     def apply_messages(self, messages: Sequence[Message], *, since: int = 0) -> ExtractionResult:
-        """Sentence rules on the user's words from ``since`` on, and the session rules over the
+        """Sentence rules on the user's words from ``since`` on (their text and what they typed
+        when turning down a tool call, :mod:`memdir.extract.said`), and the session rules over the
         whole run for lessons that close there (:mod:`memdir.extract.session_rules`), applied in
         the order their evidence closes — so extracting a session turn by turn, each time over
         the session so far, applies exactly what one run over the whole session applies, in the
@@ -94,8 +96,8 @@ class RuleExtractor:
         found = [
             (i, c)
             for i, m in enumerate(messages)
-            if i >= since and m.role == "user" and m.text.strip()
-            for c in candidates(m.text, today=today)
+            if i >= since and m.role == "user" and (words := user_words(m))
+            for c in candidates(words, today=today)
         ]
         found += [(i, c) for i, c in session_lessons(messages) if i >= since]
         return self.apply([c for _i, c in sorted(found, key=lambda pair: pair[0])])

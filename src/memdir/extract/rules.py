@@ -372,14 +372,18 @@ def sentences(text: str) -> list[str]:
 
 
 _SKILL = re.compile(r"^\s*Base directory for this skill:")
+# Claude Code starts the session that carries out an accepted plan with the plan itself, in the
+# user's turn: the agent's own words, however many "must"s it holds.
+_PLAN = re.compile(r"^\s*Implement the following plan:")
 _HEADING = re.compile(r"^#{1,3} \S", re.MULTILINE)
 
 
 def injected_document(text: str) -> bool:
     """True for a document the host put in the user's turn — a skill or command file expanded
     into it (``Base directory for this skill: …``, or a Markdown file: a title and two or more
-    sections): its "always"/"never" lines are that file's, not the user speaking."""
-    if _SKILL.match(text):
+    sections), or an accepted plan handed to the session that carries it out: its "always" /
+    "never" / "must" lines are that file's or the agent's, not the user speaking."""
+    if _SKILL.match(text) or _PLAN.match(text):
         return True
     return bool(re.match(r"\s*# \S", text)) and len(_HEADING.findall(text)) >= 3
 

@@ -14,7 +14,8 @@ description is read on every prompt) — and **How to apply:** says when to use 
 Precision first: a location needs a verb that says where something *lives* (runs from, is
 installed in, is mounted from, lives in, is stored in), an absolute path that is not a temp dir,
 and no question or negation; a tracker needs its name next to a work-item word (story, ticket,
-task, bug, issue, work item, epic) in a sentence that asks for or names one, never a negation.
+task, bug, issue, work item, epic) in a sentence that asks for or names one, never a negation —
+or a link to one of its work items (a Linear, Jira, Azure DevOps or ClickUp item URL).
 """
 
 from __future__ import annotations
@@ -94,20 +95,47 @@ _ITEM = re.compile(
 _NEAR = 40
 
 
-def tracker(sentence: str) -> Told | None:
-    """ "create a story for that in Azure DevOps" as where this project tracks its work."""
-    text = sentence.strip()
+# A link to one work item names its tracker whatever the sentence says around it ("have a look
+# at this first https://linear.app/acme/issue/ENT-250/…").
+_ITEM_URLS = (
+    (re.compile(r"https?://linear\.app/[\w-]+/issue/[A-Z][A-Z0-9]*-\d+"), "linear"),
+    (re.compile(r"https?://[\w-]+\.atlassian\.net/browse/[A-Z][A-Z0-9]*-\d+"), "jira"),
+    (re.compile(r"https?://dev\.azure\.com/[\w.-]+/[^\s/]+/_workitems/edit/\d+"), "azure devops"),
+    (re.compile(r"https?://app\.clickup\.com/t/\w+"), "clickup"),
+)
+# "log a linear bug", "open an ado ticket": typed in lower case, the name still means the tracker
+# when it is the work item's own modifier right after a verb that files one.
+_FILED = re.compile(
+    r"\b(?:log|file|create|open|raise|make|add)\s+(?:a|an|the|new|a new)\s+"
+    r"(?P<t>linear|ado|asana|trello)\s+(?:bug|issue|ticket|task|story|card)s?\b",
+    re.IGNORECASE,
+)
+
+
+def _tracker_named(text: str) -> str | None:
+    """The tracker ``text`` asks for or names one work item in, or None."""
+    for pattern, tracker_key in _ITEM_URLS:
+        if pattern.search(text):
+            return tracker_key
     if text.endswith("?") or _NEGATION.search(text) or re.search(r"\bor\b", text, re.I):
         return None  # "Jira or GitHub?" is a choice not yet made
+    if m := _FILED.search(text):
+        return m.group("t").lower()
     m = _TRACKER.search(text)
     if m is None or len({x.group("t").lower() for x in _TRACKER.finditer(text)}) > 1:
         return None
     if m.group("t").lower() in _CASED and m.group("t") not in _CASED.values():
         return None  # "ado", "linear" as plain words: only their proper names count
     item = next((i for i in _ITEM.finditer(text) if abs(i.start() - m.start()) <= _NEAR), None)
-    if item is None:
+    return m.group("t").lower() if item is not None else None
+
+
+def tracker(sentence: str) -> Told | None:
+    """ "create a story for that in Azure DevOps" as where this project tracks its work."""
+    found = _tracker_named(sentence.strip())
+    if found is None:
         return None
-    name, tool = _TRACKERS[m.group("t").lower()]
+    name, tool = _TRACKERS[found]
     return Told(
         name=f"Work items are tracked in {name}",
         description=f"This project's stories, tasks and tickets live in {name}: look up and "
