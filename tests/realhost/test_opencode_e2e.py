@@ -94,6 +94,8 @@ def test_uninstall_restores_the_config_and_the_plugin_dir(opencode: OpenCodeHost
     assert opencode.user_config_path.read_bytes() == before
     assert not plugins.exists()
     opencode.memdir("install", "opencode", "--project")
+    opencode.prompt("How do I deploy?")  # OpenCode adds its own "$schema" and a .gitignore
+    assert (opencode.project / ".opencode" / ".gitignore").is_file()
     opencode.memdir("uninstall", "opencode", "--project")
     assert not (opencode.project / ".opencode").exists()
     assert not (opencode.project / "opencode.json").exists()

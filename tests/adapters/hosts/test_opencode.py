@@ -160,6 +160,43 @@ def test_install_and_uninstall_are_byte_exact(tmp_path: Path) -> None:
     assert sorted(loc.project_root.iterdir()) == []
 
 
+OPENCODE_GITIGNORE = "node_modules\npackage.json\npackage-lock.json\nbun.lock\n.gitignore"
+
+
+def _opencode_ran(project: Path) -> None:
+    """What a real ``opencode run`` (1.x) leaves beside a project install: its "$schema" key in
+    opencode.json and a .gitignore in .opencode/ (seen in tests/realhost/test_opencode_e2e.py)."""
+    config = project / "opencode.json"
+    value = json.loads(config.read_text())
+    config.write_text(json.dumps({"$schema": "https://opencode.ai/config.json", **value}))
+    (project / ".opencode" / ".gitignore").write_text(OPENCODE_GITIGNORE)
+
+
+def test_uninstall_takes_what_opencode_wrote_beside_memdirs_files(tmp_path: Path) -> None:
+    loc = _loc(tmp_path, {})
+    _install(loc, "project", tmp_path / "mh")
+    _opencode_ran(loc.project_root)
+    _uninstall(loc, "project", tmp_path / "mh")
+    assert sorted(loc.project_root.iterdir()) == []  # as before the install
+
+
+def test_uninstall_keeps_what_the_user_wrote_in_the_dirs_and_config(tmp_path: Path) -> None:
+    loc = _loc(tmp_path, {})
+    _install(loc, "project", tmp_path / "mh")
+    _opencode_ran(loc.project_root)
+    config = loc.project_root / "opencode.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "model": "fake/m"}))
+    ignore = loc.project_root / ".opencode" / ".gitignore"
+    ignore.write_text(OPENCODE_GITIGNORE + "\nmy-notes/\n")
+    _uninstall(loc, "project", tmp_path / "mh")
+    assert json.loads(config.read_text()) == {
+        "$schema": "https://opencode.ai/config.json",
+        "model": "fake/m",
+    }
+    assert ignore.read_text().endswith("my-notes/\n")  # edited: the user's now
+    assert not (loc.project_root / ".opencode" / "plugins").exists()
+
+
 def test_install_never_overwrites_a_plugin_it_did_not_write(tmp_path: Path) -> None:
     loc = _loc(tmp_path, {})
     plugin = loc.project_root / ".opencode" / "plugins" / "memdir.js"

@@ -218,6 +218,9 @@ def plan_uninstall(
                 break
             else:
                 text, empty = _unplan_json(target, text, added)
+                # a file the install created, left with only what the host adds by itself
+                # (OpenCode's "$schema"), is the install's to delete
+                empty = empty or _only_generated(host, text)
         original = _read(Path(added["backup"])) if added.get("backup") else None
         if text != before and original is not None and _same_config(original, text, targets):
             text = original  # back to the very bytes it had before the install
@@ -239,6 +242,17 @@ def _unplan_json(target: Target, before: str, added: Mapping[str, Any]) -> tuple
         after = sm.remove_server(current, target.key, SERVER_NAME, created)
     text = before if after == current else sm.dump(after, like=before)
     return text, after == {}
+
+
+def _only_generated(host: Installable, text: str) -> bool:
+    keys: frozenset[str] = getattr(host, "generated_keys", frozenset())
+    if not keys:
+        return False
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(value, dict) and set(value) <= set(keys)
 
 
 def _same_config(original: str, text: str | None, targets: Sequence[Target]) -> bool:

@@ -5,7 +5,9 @@ the host gives its text (``file_text(target, command, loc)``), the install recor
 and the directories the install created for it. Invariants: an install never overwrites a file
 memdir did not write; an uninstall deletes the file only while it still has the bytes memdir
 wrote (an edited one is refused, named, and left alone), and then the directories it created,
-when they are empty again.
+when they are empty again — once the files the host itself writes there because memdir's file
+is there (``generated_files``: OpenCode's ``.gitignore``) are gone too, each only while it holds
+exactly the host's text.
 """
 
 from __future__ import annotations
@@ -58,7 +60,9 @@ def plan(
     # hooks and `memdir doctor` checks their program resolves, as for hooks in a config file
     events = getattr(host, "events", {})
     hooks = [shlex.join([*command, "hook", "--host", host.name, word]) for word in events]
-    return text, {"file_sha256": digest(text), "created_dirs": created, "hooks": hooks}
+    generated = {n: digest(t) for n, t in getattr(host, "generated_files", {}).items()}
+    record = {"file_sha256": digest(text), "created_dirs": created, "hooks": hooks}
+    return text, {**record, "generated": generated} if generated else record
 
 
 def unplan(target: Target, before: str, added: Mapping[str, Any]) -> None:
@@ -71,8 +75,16 @@ def unplan(target: Target, before: str, added: Mapping[str, Any]) -> None:
 
 
 def remove_created_dirs(added: Mapping[str, Any]) -> None:
-    """The directories the install made for the file, deepest first, while empty."""
+    """The directories the install made for the file, deepest first, while empty but for the
+    host's own generated files (removed first, when their bytes are the host's)."""
+    generated = added.get("generated") or {}
     for raw in added.get("created_dirs", []):
+        for name, want in generated.items():
+            path = Path(raw) / name
+            with contextlib.suppress(OSError, UnicodeDecodeError):
+                ours = not path.is_symlink() and path.is_file()
+                if ours and digest(path.read_text("utf-8")) == want:
+                    path.unlink()
         with contextlib.suppress(OSError):  # not empty (the user's files), or gone: keep going
             Path(raw).rmdir()
 

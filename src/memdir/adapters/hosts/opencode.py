@@ -255,6 +255,13 @@ class OpenCode:
     scopes: tuple[str, ...] = ("user", "project")
     headless: str | None = "opencode run"
     model_provider: str | None = None
+    # what OpenCode writes by itself beside memdir's files (seen with opencode-ai 1.x): its
+    # "$schema" key in a config it loads, a .gitignore in a config dir that holds a plugin. An
+    # uninstall that leaves only these removes them with the file and the dirs it created.
+    generated_keys = frozenset({"$schema"})
+    generated_files: Mapping[str, str] = {
+        ".gitignore": "node_modules\npackage.json\npackage-lock.json\nbun.lock\n.gitignore"
+    }
 
     def parse(self, event: str, body: Mapping[str, Any]) -> HookInput:
         return parse(event, body)
