@@ -237,3 +237,38 @@ def test_an_accepted_plan_in_the_users_turn_is_the_agents_words() -> None:
     assert injected_document(plan)
     assert candidates(plan, today=TODAY) == []
     assert candidates("The schema must be migrated before every release.", today=TODAY) != []
+
+
+def test_a_reason_after_a_dash_is_the_why_not_part_of_the_rule() -> None:
+    [found] = candidates("Don't amend commits - it messes with the entire workflows", today=TODAY)
+    assert name_of(found) == "Don't amend commits"
+    assert found.statement == "Don't amend commits"
+    assert found.why == "it messes with the entire workflows"
+    # a dash that does not give a reason stays in the rule
+    [kept] = candidates("Don't use playwright to browse the web - use fetch", today=TODAY)
+    assert kept.statement == "Don't use playwright to browse the web - use fetch"
+
+
+def test_a_tracker_named_with_an_items_key_names_where_work_lives() -> None:
+    for said in ["brainstorm: linear ent-53 - check the comments", "is jira OPS-12 done?"]:
+        assert tracker(said) is not None, said
+    for said in ["the linear 2d case", "a linear 3-4 mapping"]:
+        assert tracker(said) is None, said
+
+
+def test_a_directive_about_the_thing_at_hand_is_this_tasks_instruction() -> None:
+    for said in [
+        "Don't give it a number and it needs no date or status in the file",
+        "Don't fix anything, but just validate it works",
+        "Never merge this until CI is green",
+    ]:
+        assert candidates(said, today=TODAY) == [], said
+    for said in ["Always run the linter before pushing", "Never mock the database in tests"]:
+        assert [c.rule for c in candidates(said, today=TODAY)] == ["directive"], said
+
+
+def test_that_is_wrong_followed_by_what_the_user_sees_is_a_report() -> None:
+    seen = "that is wrong, I can also totally see `Entire-Checkpoint:` trailers in the main branch"
+    assert candidates(seen, today=TODAY) == []
+    [rule] = candidates("that's wrong, we use pnpm in this repo", today=TODAY)
+    assert rule.rule == "correction" and rule.statement == "We use pnpm in this repo"

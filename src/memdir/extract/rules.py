@@ -90,7 +90,8 @@ _CORRECTION = re.compile(
     r"^(?:no|nope|wrong)\s*[,.!:;—–-]+\s*(?P<x>(?:use|we use|it's|it is|do|don't|do not|prefer|"
     r"always|never|that's|the)\b.+)$|"
     r"^(?:that's|that is|this is|you're|you are)\s+(?:wrong|incorrect|not right|not correct|"
-    r"mistaken)[,.;:!—-]+\s*(?P<y>.+)$",
+    r"mistaken)[,.;:!—-]+\s*(?!\s*(?:i|we)\s+(?:can|could|see|saw|have|had|just|also|still|"
+    r"do|did)\b)(?P<y>.+)$",  # "that is wrong, I can also see X": what they see, not a rule
     _F,
 )
 _CONTRAST = re.compile(
@@ -162,6 +163,14 @@ _ONE_OFF = re.compile(
     r"at the moment|until i say|just now|in this (?:file|function|pr|commit))\b",
     _F,
 )
+# "don't give it a number", "never merge this": a directive about the thing at hand (its object
+# a pronoun), or "don't fix anything, but just validate it works" (this task's scope), is the
+# current task's instruction, not a standing rule: a standing one names what it is about
+_AT_HAND = re.compile(
+    r"^\w+(?:\s+(?:up|out|back|down|off|over))?\s+(?:it|this|that|them|these|those)\b"
+    r"|,?\s+but\s+(?:just|only)\s+",
+    _F,
+)
 _VAGUE = re.compile(
     r"^(?:do |touch |change |say |use )?(?:that|this|it|so|them|those)\b.{0,20}$", _F
 )
@@ -178,7 +187,9 @@ _NOT_ROLE = re.compile(
 )
 _BECAUSE = re.compile(
     r"[,;]?\s+(?:because|since|as otherwise|so that|so(?=\s+(?:i|we|you|they)\s+(?:can|could|"
-    r"know)\b))\s+",
+    r"know)\b))\s+"
+    # "don't amend commits - it messes with the workflows": a dash, then what it does
+    r"|\s+[-–—]+\s+(?=(?:it|that|this|they|which)(?:'s)?\s+\w)",
     _F,
 )
 _IMPERATIVE_START = re.compile(
@@ -313,7 +324,7 @@ def classify(sentence: str, *, today: dt.date) -> Candidate | None:
         cue = m.group("cue").lower().replace("dont", "don't")
         if cue == "stop" and not re.match(r"\w+ing\b", m.group("x")):
             return None  # "stop the server" is an action; "stop adding comments" is a habit
-        if _words(m.group("x")) < 2 or _VAGUE.match(m.group("x")):
+        if _words(m.group("x")) < 2 or _VAGUE.match(m.group("x")) or _AT_HAND.search(m.group("x")):
             return None
         return _save(MemoryType.FEEDBACK, f"{cue} {m.group('x')}", "directive", source, today)
     m = _START.match(text)

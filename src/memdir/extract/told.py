@@ -15,7 +15,8 @@ Precision first: a location needs a verb that says where something *lives* (runs
 installed in, is mounted from, lives in, is stored in), an absolute path that is not a temp dir,
 and no question or negation; a tracker needs its name next to a work-item word (story, ticket,
 task, bug, issue, work item, epic) in a sentence that asks for or names one, never a negation —
-or a link to one of its work items (a Linear, Jira, Azure DevOps or ClickUp item URL).
+or one of its work items named by link (a Linear, Jira, Azure DevOps or ClickUp item URL) or by
+key right after the tracker's name ("linear ENT-53").
 """
 
 from __future__ import annotations
@@ -103,6 +104,10 @@ _ITEM_URLS = (
     (re.compile(r"https?://dev\.azure\.com/[\w.-]+/[^\s/]+/_workitems/edit/\d+"), "azure devops"),
     (re.compile(r"https?://app\.clickup\.com/t/\w+"), "clickup"),
 )
+# "brainstorm: linear ent-53", "a comment in Jira OPS-12": the tracker named with one item's key
+_KEYED = re.compile(
+    r"\b(?P<t>linear|jira|ado|youtrack)\s+#?(?:[a-z][a-z0-9]*-\d+|\d{2,})\b", re.IGNORECASE
+)
 # "log a linear bug", "open an ado ticket": typed in lower case, the name still means the tracker
 # when it is the work item's own modifier right after a verb that files one.
 _FILED = re.compile(
@@ -117,6 +122,8 @@ def _tracker_named(text: str) -> str | None:
     for pattern, tracker_key in _ITEM_URLS:
         if pattern.search(text):
             return tracker_key
+    if keyed := _KEYED.search(text):
+        return keyed.group("t").lower()
     if text.endswith("?") or _NEGATION.search(text) or re.search(r"\bor\b", text, re.I):
         return None  # "Jira or GitHub?" is a choice not yet made
     if m := _FILED.search(text):
