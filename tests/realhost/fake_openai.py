@@ -32,7 +32,7 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -232,6 +232,9 @@ class FakeOpenAI:
         self.escapes: list[str] = []  # CONNECT targets / absolute URLs a client tried to reach
         self.delay = 0.0  # seconds to wait before answering a model request
         self.summary = DEFAULT_SUMMARY  # the reply to every compaction request
+        # the prompt tokens a chat completion reports for a request (OpenCode compacts a
+        # session whose last turn reported more than its model's context allows)
+        self.prompt_tokens: Callable[[LoggedRequest], int] = lambda request: 10
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -356,7 +359,8 @@ def _handler_for(api: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 return
             path = self.path.split("?", 1)[0]
             body = self._body()
-            reply = api._record(LoggedRequest("POST", path, dict(self.headers), body))
+            logged = LoggedRequest("POST", path, dict(self.headers), body)
+            reply = api._record(logged)
             if api.delay and (path.endswith(("/responses", "/chat/completions"))):
                 time.sleep(api.delay)
             model = str(body.get("model") or "gpt-fake")
@@ -367,10 +371,11 @@ def _handler_for(api: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 else:
                     self._send_json(response)
             elif path.endswith("/chat/completions"):
+                usage = _chat_usage(api.prompt_tokens(logged))
                 if body.get("stream"):
-                    self._stream(_chat_chunks(reply, model), named=False)
+                    self._stream(_chat_chunks(reply, model, usage), named=False)
                 else:
-                    self._send_json(_chat_completion(reply, model))
+                    self._send_json(_chat_completion(reply, model, usage))
             else:
                 self._send_json({})
 
@@ -550,7 +555,15 @@ def _chat_tool_calls(reply: Reply, *, indexed: bool) -> list[dict[str, Any]]:
     ]
 
 
-def _chat_completion(reply: Reply, model: str) -> dict[str, Any]:
+def _chat_usage(prompt_tokens: int) -> dict[str, int]:
+    return {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": 5,
+        "total_tokens": prompt_tokens + 5,
+    }
+
+
+def _chat_completion(reply: Reply, model: str, usage: dict[str, int]) -> dict[str, Any]:
     message: dict[str, Any] = {
         "role": "assistant",
         "content": reply.text or (None if reply.calls else DEFAULT_REPLY),
@@ -569,11 +582,11 @@ def _chat_completion(reply: Reply, model: str) -> dict[str, Any]:
                 "finish_reason": "tool_calls" if reply.calls else "stop",
             }
         ],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+        "usage": usage,
     }
 
 
-def _chat_chunks(reply: Reply, model: str) -> Iterator[dict[str, Any]]:
+def _chat_chunks(reply: Reply, model: str, usage: dict[str, int]) -> Iterator[dict[str, Any]]:
     base = {
         "id": _new_id("chatcmpl"),
         "object": "chat.completion.chunk",
@@ -592,5 +605,5 @@ def _chat_chunks(reply: Reply, model: str) -> Iterator[dict[str, Any]]:
     yield chunk(
         {},
         "tool_calls" if reply.calls else "stop",
-        usage={"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+        usage=usage,
     )

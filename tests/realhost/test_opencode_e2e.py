@@ -8,9 +8,10 @@ import json
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from tests.realhost.host import ClaudeHost, wait_for
-from tests.realhost.opencode_host import OpenCodeHost
+from tests.realhost.opencode_host import OpenCodeHost, is_title
 
 DEPLOY = "We deploy with `make ship`, never `kubectl apply` by hand."
 LESSON = "Don't mock the database in these tests, we got burned by a mocked migration."
@@ -78,6 +79,35 @@ def test_a_claude_code_memory_surfaces_in_opencode(
     request = opencode.main_requests()[-1].text()
     log = json.dumps(opencode.hook_log(), indent=1)[-6000:]
     assert "make ship" in request and "kubectl apply" in request, log
+
+
+def test_notes_come_back_after_opencodes_own_compaction(opencode: OpenCodeHost) -> None:
+    """A turn that reports more tokens than the model's context makes OpenCode compact the
+    session (its summariser request, then a synthetic "Continue"); the next prompt — a new
+    ``opencode run --continue`` process — carries memdir's instructions and notes again."""
+    _setup(opencode)
+    config = json.loads(opencode.user_config_path.read_text())
+    model = config["provider"]["fake"]["models"]["fake-model"]
+    model["limit"] = {"context": 8000, "output": 1000}
+    opencode.user_config_path.write_text(json.dumps(config))
+    overflowed: list[str] = []
+
+    def tokens(request: Any) -> int:
+        if is_title(request) or overflowed:
+            return 10
+        overflowed.append(request.path)
+        return 20_000  # the first turn fills the context: OpenCode compacts after it
+
+    opencode.api.prompt_tokens = tokens
+    opencode.prompt("We are moving billing to Postgres 16; the schema diff is the next step.")
+    summariser = [r for r in opencode.main_requests() if "<conversation>" in r.text()]
+    assert overflowed and summariser, [r.text()[:200] for r in opencode.main_requests()]
+    assert "pre-compact" in [row["event"] for row in opencode.hook_log()]
+    opencode.prompt("What was the next step again?", resume=True)
+    after = opencode.main_requests()[-1].text()
+    assert "What was the next step again?" in after
+    assert "# Memory (memdir)" in after  # the instructions left with the compacted turns
+    assert "## Session notes" in after and "Postgres 16" in after.split("## Session notes")[1]
 
 
 def test_uninstall_restores_the_config_and_the_plugin_dir(opencode: OpenCodeHost) -> None:

@@ -312,8 +312,9 @@ def test_the_plugin_adds_memdirs_context_as_one_synthetic_part(tmp_path: Path) -
     assert sorted(p.name for p in (tmp_path / "t").iterdir()) == ["S.json"]
     assert not (tmp_path / "t" / "../../escape.json").resolve().exists()  # an id is no path
     starts = [json.loads(c.split(" ", 4)[4]) for c in calls if c.split()[3] == "session-start"]
-    # the first message's start, then the one after OpenCode's compaction (notes back)
-    assert [s["source"] for s in starts if s["session_id"] == "S"] == ["startup", "compact"]
+    # one start per session: after a compaction memdir gives the blocks back itself, with the
+    # next prompt (it counts compactions in the session file, whichever process asks)
+    assert [s["source"] for s in starts if s["session_id"] == "S"] == ["startup"]
     prompts = [
         json.loads(c.split(" ", 4)[4]) for c in calls if c.split()[3] == "user-prompt-submit"
     ]
@@ -392,3 +393,52 @@ def test_the_plugin_info_names_the_dirs_the_settings_resolve(tmp_path: Path, raw
         check=True,
     )
     assert json.loads(asked.stdout) == info
+
+
+def test_compactions_are_counted_from_the_session_file(tmp_path: Path) -> None:
+    session = OpenCodeSession(tmp_path, SESSION)
+    session.turn("We ship on Fridays.", "Noted.")
+    assert opencode.compactions(session.path) == 0
+    session.compaction("SUMMARY of the above")
+    session.turn("What next?", "The schema diff.")
+    session.compaction("SUMMARY again")
+    assert opencode.compactions(session.path) == 2
+    assert opencode.compactions(tmp_path / "missing.json") == 0
+
+
+def test_the_prompt_after_a_compaction_gets_the_blocks_and_the_notes_back(tmp_path: Path) -> None:
+    """In any process: a later ``opencode run --continue`` knows nothing of the compaction event,
+    the session file does (found in the real OpenCode: the notes never came back)."""
+    home = tmp_path / "home"
+    project = tmp_path / "project"
+    project.mkdir()
+    env = {
+        "HOME": str(home),
+        "PATH": os.environ["PATH"],
+        "MEMDIR_HOOK_DAEMON": "0",
+        "MEMDIR_HOST_MODEL": "off",
+        "MEMDIR_HOOK_EXTRACT": "off",
+    }
+
+    def hook(event: str, **body: object) -> str:
+        proc = subprocess.run(
+            [sys.executable, "-m", "memdir", "hook", "--host", "opencode", event],
+            input=json.dumps({"session_id": SESSION, "cwd": str(project), **body}),
+            env=env, cwd=project, capture_output=True, text=True, timeout=120, check=True,
+        )  # fmt: skip
+        return proc.stdout
+
+    session = OpenCodeSession(opencode.transcript_dir(env), SESSION)
+    session.turn("We are moving billing to Postgres 16; the schema diff is next.", "On it.")
+    first = hook("session-start", source="startup")
+    assert "# Memory (memdir)" in first
+    hook("user-prompt-submit", prompt="go on", transcript_path=str(session.path))
+    hook("pre-compact", transcript_path=str(session.path), trigger="auto")
+    session.compaction("SUMMARY of the above")
+    # a new process: the plugin's start says "resume", which gives nothing twice
+    assert "# Memory (memdir)" not in hook("session-start", source="resume")
+    after = hook("user-prompt-submit", prompt="what is next?", transcript_path=str(session.path))
+    context = json.loads(after)["context"]
+    assert "# Memory (memdir)" in context and "Postgres 16" in context
+    again = hook("user-prompt-submit", prompt="and then?", transcript_path=str(session.path))
+    assert "# Memory (memdir)" not in again  # once per compaction

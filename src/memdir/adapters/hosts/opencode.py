@@ -14,7 +14,13 @@ Facts, each checked in the real CLI 1.18.33 (``tests/realhost/test_opencode_e2e.
 - sessions live in OpenCode's SQLite database; the plugin reads them with its own client
   (``client.session.messages``: ``[{info, parts}]``) and writes them as JSON, 0600, under
   :func:`transcript_dir` — the one place this dialect accepts a transcript from;
-- MCP servers are ``mcp.<name> = {"type": "local", "command": [...]}`` in ``opencode.json``.
+- MCP servers are ``mcp.<name> = {"type": "local", "command": [...]}`` in ``opencode.json``;
+- a compaction (a turn that left more tokens than the model's context allows) is a user message
+  with a ``compaction`` part, then the summary, then a synthetic "Continue …" message that no
+  ``chat.message`` sees; the turns it summarised leave the context, memdir's blocks with them.
+  memdir counts compactions in the session file (:func:`compactions`), so the next prompt — in
+  this process or in a later ``opencode run --continue`` — gets the instructions, MEMORY.md and
+  the session notes back.
 
 What the plugin sends is memdir's own hook JSON (``session_id``, ``cwd``, ``prompt``,
 ``transcript_path``, ``source``, ``trigger``, ``reason``): it goes through the same checks as
@@ -172,6 +178,19 @@ def _stamp(info: Mapping[str, Any]) -> str:
         return ""
 
 
+def compactions(path: Path) -> int:
+    """How many compactions the plugin's session file records: OpenCode's compaction request is
+    a user message with a ``compaction`` part. Counted from the file, not from an event the
+    plugin saw, so a later ``opencode run --continue`` (a new process) still knows the session
+    was compacted and gets the instructions, MEMORY.md and the notes back."""
+    count = 0
+    for message in _load(path):
+        info, parts = message.get("info"), message.get("parts")
+        if isinstance(info, dict) and info.get("role") == "user" and isinstance(parts, list):
+            count += any(isinstance(p, dict) and p.get("type") == "compaction" for p in parts)
+    return count
+
+
 def read_messages(path: Path) -> list[Entry]:
     """The plugin's session file as memdir's entries ([] when unreadable): the user's own text,
     the model's text and tool calls with their results; compaction turns and summaries left out."""
@@ -266,6 +285,9 @@ class OpenCode:
     def parse(self, event: str, body: Mapping[str, Any]) -> HookInput:
         return parse(event, body)
 
+    def compactions(self, path: Path) -> int:
+        return compactions(path)
+
     def render(self, event: str, context: str, notice: str | None) -> str:
         return render(event, context)
 
@@ -336,6 +358,7 @@ __all__ = [
     "EVENTS",
     "OpenCode",
     "check_version",
+    "compactions",
     "installed_version",
     "parse",
     "plugin_info",

@@ -191,7 +191,7 @@ export const MemdirPlugin = async ({ client, directory }) => {
   const session = (id) => {
     let state = sessions.get(id)
     if (!state) {
-      state = { start: null, delivered: false, compacted: false, stopping: false, parent: null }
+      state = { start: null, delivered: false, stopping: false, parent: null }
       sessions.set(id, state)
     }
     return state
@@ -245,8 +245,6 @@ export const MemdirPlugin = async ({ client, directory }) => {
           } finally {
             state.stopping = false
           }
-        } else if (event.type === "session.compacted") {
-          session(id).compacted = true
         } else if (event.type === "session.deleted") {
           await forward("session-end", { session_id: id, reason: "deleted" })
           sessions.delete(id)
@@ -266,11 +264,8 @@ export const MemdirPlugin = async ({ client, directory }) => {
           state.delivered = true
           blocks.push(await start(id, "resume"))
         }
-        if (state.compacted) {
-          state.compacted = false
-          const again = await forward("session-start", { session_id: id, source: "compact" })
-          blocks.push(contextOf(again))
-        }
+        // after a compaction memdir itself puts the instructions, MEMORY.md and the notes back
+        // with this prompt: it counts compactions in the session file (any process, resumed too)
         const dir = info && info.transcripts
         const transcript = dir && safeId(id) ? path.join(dir, id + ".json") : null
         const body = { session_id: id, prompt }
