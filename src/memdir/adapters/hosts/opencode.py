@@ -113,12 +113,19 @@ def config_dir(env: Mapping[str, str], home: Path) -> Path:
 # -- the messages ------------------------------------------------------------------------------
 
 
-def _load(path: Path) -> list[dict[str, Any]]:
+def _read(path: Path) -> bytes:
     from memdir.pathsafe import read_regular
 
     try:
-        value = json.loads(read_regular(path, limit=MAX_READ_BYTES).decode("utf-8"))
-    except (MemdirError, OSError, ValueError, RecursionError):
+        return read_regular(path, limit=MAX_READ_BYTES)
+    except (MemdirError, OSError):
+        return b""
+
+
+def _load(path: Path, raw: bytes | None = None) -> list[dict[str, Any]]:
+    try:
+        value = json.loads((_read(path) if raw is None else raw).decode("utf-8"))
+    except (ValueError, RecursionError):
         return []
     messages = value.get("messages") if isinstance(value, dict) else value
     return [m for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []
@@ -183,8 +190,11 @@ def compactions(path: Path) -> int:
     a user message with a ``compaction`` part. Counted from the file, not from an event the
     plugin saw, so a later ``opencode run --continue`` (a new process) still knows the session
     was compacted and gets the instructions, MEMORY.md and the notes back."""
+    raw = _read(path)
+    if b'"compaction"' not in raw:
+        return 0  # the common case, asked on every prompt: no parse of the whole session
     count = 0
-    for message in _load(path):
+    for message in _load(path, raw):
         info, parts = message.get("info"), message.get("parts")
         if isinstance(info, dict) and info.get("role") == "user" and isinstance(parts, list):
             count += any(isinstance(p, dict) and p.get("type") == "compaction" for p in parts)
