@@ -127,8 +127,8 @@ def _write(path: Path, entries: list[dict[str, Any]]) -> None:
     path.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries), "utf-8")
 
 
-def stops(entries: list[dict[str, Any]]) -> list[int]:
-    """Where the host's Stop fires: before each prompt the user typed, and at the end."""
+def prompt_starts(entries: list[dict[str, Any]]) -> list[int]:
+    """Where each prompt the user typed begins (tool results and the harness's entries aside)."""
     starts = []
     for i, e in enumerate(entries):
         if e.get("type") != "user" or e.get("isCompactSummary") or e.get("isMeta"):
@@ -139,7 +139,12 @@ def stops(entries: list[dict[str, Any]]) -> list[int]:
         text = content if isinstance(content, str) else ""
         if not is_harness_entry(e, text):
             starts.append(i)
-    return [*[i for i in starts if i > 0], len(entries)]
+    return starts
+
+
+def stops(entries: list[dict[str, Any]]) -> list[int]:
+    """Where the host's Stop fires: before each prompt the user typed, and at the end."""
+    return [*[i for i in prompt_starts(entries) if i > 0], len(entries)]
 
 
 def cli_path(memory_dir: Path, transcript: Path) -> None:

@@ -147,3 +147,22 @@ def test_a_user_template_is_used_and_a_broken_one_is_not(tmp_path: Path) -> None
     code, _, err = run(tmp_path, "session", "update", str(t2.path))
     assert code == 0 and "not used" in err
     assert "_A short, specific title" in run(tmp_path, "session", "show", str(t2.path))[1]["notes"]
+
+
+def test_session_show_finds_the_notes_a_hook_session_left(tmp_path: Path) -> None:
+    """A host's session: its transcript lives in the host's dir, its notes in memdir's; the
+    newest notes are shown, not those of an older session memdir ran itself."""
+    code, where, _ = run(tmp_path, "where")
+    transcripts = Path(where["paths"]["transcripts_dir"])
+    own = coding_session(transcripts / "7b0f2f7e-5a54-4c1e-9a38-0c1d2e3f4a5b.jsonl")
+    assert run(tmp_path, "session", "update", str(own.path))[0] == 0
+    hosts = coding_session(tmp_path / "claude" / "e0c1d2e3-0000-4c1e-9a38-7b0f2f7e5a54.jsonl")
+    notes = transcripts / "e0c1d2e3-0000-4c1e-9a38-7b0f2f7e5a54" / "session-memory" / "summary.md"
+    code, _, _ = run(tmp_path, "session", "update", str(hosts.path))
+    assert code == 0
+    # what the hooks do: the notes of the host's session under memdir's session dir
+    notes.parent.mkdir(parents=True)
+    (hosts.path.with_suffix("") / "session-memory" / "summary.md").rename(notes)
+    os.utime(notes.parent.parent.parent / own.path.stem / "session-memory" / "summary.md", (1, 1))
+    code, shown, _ = run(tmp_path, "session", "show")
+    assert code == 0 and shown["notes_path"] == str(notes)

@@ -155,12 +155,27 @@ def _preview(block: dict[str, Any]) -> str:
     return text if len(text) <= 160 else text[:159] + "…"
 
 
+def _newest_notes(ctx: CliContext) -> Path | None:
+    """The notes most recently written in this project: a host's sessions (the hooks) leave
+    notes here but their transcripts in the host's own dir, so the newest transcript of
+    memdir's dir is not the session the user just finished."""
+    found = []
+    for path in ctx.paths.transcripts_dir.glob("*/session-memory/summary.md"):
+        try:
+            found.append((path.stat().st_mtime, path))
+        except OSError:  # removed while listing
+            continue
+    return max(found)[1] if found else None
+
+
 def cmd_show(ctx: CliContext) -> int:
     from memdir.session.notes import parse_notes, read_notes
 
     raw = ctx.args.session
     if raw and raw.endswith(".md"):
         notes_path = _abs(ctx, Path(raw))
+    elif raw is None and (newest := _newest_notes(ctx)) is not None:
+        notes_path = newest
     else:
         notes_path = notes_path_for(_resolve_transcript(ctx, raw))
     text = read_notes(notes_path)

@@ -100,3 +100,23 @@ def test_any_reason_the_host_sends_reaches_the_worker_as_text(host: FakeHost, re
     assert s.hook("session-end", reason=reason).code == 0
     finished = s.wait_ended(timeout=30)
     assert finished["reason"] == reason and finished["drained"] is True
+
+
+def test_the_end_leaves_the_sessions_notes_for_session_show(host: FakeHost) -> None:
+    """No compaction, so nothing wrote the notes during the session: the end does, and
+    `memdir session show` (no argument) prints them as the session's handover."""
+    s = host.session()
+    s.start()
+    s.prompt("Add a --dry-run flag to the export command; it must not write any file.")
+    s.reply("I added --dry-run to `export`: it prints the files it would write.")
+    s.stop()
+    s.prompt("Next, make the import command refuse files over 10 MB.")
+    s.reply("Done: `import` now refuses files over 10 MB with a clear error.")
+    s.stop()
+    s.wait_extracted()
+    assert host.run("session-end", s.payload("session-end", reason="exit")).code == 0
+    finished = s.wait_ended()
+    assert str(finished["notes"]).startswith("updated")
+    shown = json.loads(host.memdir("--json", "session", "show").stdout)
+    assert shown["notes_path"].endswith(f"{s.session_id}/session-memory/summary.md")
+    assert "import" in shown["notes"] and "10 MB" in shown["notes"]

@@ -4,8 +4,10 @@ The host waits for its ``SessionEnd`` hook (``claude -p`` exits only after it), 
 spawns this worker. The worker does what the hook used to do inline, in order:
 1. waits (bounded) for the session's running extraction to finish;
 2. runs the final extraction over turns it missed (offline inline; a model one in its own worker);
-3. pushes team memory when sync is configured;
-4. checks the dream gate and dreams (offline here, a model dream in the dream worker).
+3. brings the session's notes up to date: the handover ``memdir session show`` prints and a
+   resumed session builds on (between compactions nothing else writes them for a host);
+4. pushes team memory when sync is configured;
+5. checks the dream gate and dreams (offline here, a model dream in the dream worker).
 One ``session-end-worker`` row in the hook log says what each step did.
 """
 
@@ -17,8 +19,14 @@ from typing import Any
 
 from memdir.adapters.hooks import hooklog
 from memdir.adapters.hooks.handlers import HookContext
-from memdir.adapters.hooks.lifecycle import hook_store, model_for_background, run_extraction
+from memdir.adapters.hooks.lifecycle import (
+    hook_store,
+    model_for_background,
+    run_extraction,
+    update_notes,
+)
 from memdir.adapters.hooks.workers import spawn_worker
+from memdir.errors import MemdirError
 
 DRAIN_SECONDS = 30.0
 
@@ -26,7 +34,8 @@ DRAIN_SECONDS = 30.0
 def run_end_worker(
     hc: HookContext, session_id: str, transcript: Path | None, reason: str | None = None
 ) -> dict[str, Any]:
-    """The worker's body: drain → final extraction → team push → dream gate; logs one row."""
+    """The worker's body: drain → final extraction → notes → team push → dream gate; logs one
+    row."""
     from memdir.adapters.hooks.extraction import wait_idle
 
     started = time.monotonic()
@@ -42,6 +51,11 @@ def run_end_worker(
         else:
             report = run_extraction(hc, session_id, transcript)
             row["final_extraction_runs"] = report.runs
+    if transcript is not None and hc.settings.auto_memory_enabled:
+        try:
+            row["notes"] = update_notes(hc, session_id, transcript)
+        except (OSError, MemdirError) as exc:  # the session is over: report, go on
+            row["notes"] = f"not updated: {exc}"
     row["team_push"] = _team_push(hc)
     row["dream"] = _dream_gate(hc, session_id)
     row["ms"] = round((time.monotonic() - started) * 1000, 1)

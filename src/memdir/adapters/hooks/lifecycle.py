@@ -108,10 +108,18 @@ def _update_notes(inp: HookInput, hc: HookContext) -> str:
     transcript, refused = _transcript(inp, hc)
     if transcript is None:
         return refused
+    return update_notes(hc, inp.session_id, transcript)
+
+
+def update_notes(hc: HookContext, session_id: str, transcript: Path) -> str:
+    """The session's notes brought up to date offline from ``transcript`` (a model improves
+    them in the notes worker when one is configured); what happened, for the hook log."""
+    if hc.settings.claude_mode:
+        return "left to the host (its session memory owns that file in --claude mode)"
     from memdir.adapters.hooks.host_transcript import readable
     from memdir.session import update_notes_from_transcript
 
-    notes = hc.paths.session_memory_path(inp.session_id)
+    notes = hc.paths.session_memory_path(session_id)
     outcome = update_notes_from_transcript(readable(hc.dialect, transcript, hc.cache_dir), notes)
     if not outcome.ok:
         return f"not updated: {outcome.error}"
@@ -119,8 +127,8 @@ def _update_notes(inp: HookInput, hc: HookContext) -> str:
     if model_for_background(hc):
         from memdir.adapters.hooks.notes_worker import mark_notes_pending
 
-        mark_notes_pending(hc, inp.session_id)
-        spawn_worker(hc, inp.session_id, transcript, "notes-worker")  # the model improves them
+        mark_notes_pending(hc, session_id)
+        spawn_worker(hc, session_id, transcript, "notes-worker")  # the model improves them
         done += "; model update started in the background"
     return done
 
