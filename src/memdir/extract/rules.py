@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from memdir.extract import told
+from memdir.extract import standing, told
 from memdir.model import MemoryType
 
 Kind = Literal["save", "forget"]
@@ -358,6 +358,9 @@ def classify(sentence: str, *, today: dt.date) -> Candidate | None:
         return _told(MemoryType.PROJECT, fact, "location", source)
     if fact := told.tracker(text):
         return _told(MemoryType.REFERENCE, fact, "tracker", source)
+    if found := standing.said(text):
+        made = _save(found.type, found.statement, found.rule, source, today)
+        return replace(made, name=found.name) if made and found.name else made
     return None
 
 

@@ -1,0 +1,129 @@
+"""Standing rules said without "always" or "never" (issue #30): each form, and the near misses
+from the same real sessions that must stay unsaved."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+from memdir.extract.rule_extractor import RuleExtractor
+from memdir.extract.rules import classify
+from memdir.extract.specific import specific_tokens
+from memdir.llm.base import Message, TextBlock
+from memdir.model import MemoryType
+from memdir.store import MemoryStore
+
+TODAY = dt.date(2026, 12, 1)
+NOON = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)
+
+
+@pytest.mark.parametrize(
+    ("said", "rule", "type_", "statement"),
+    [
+        (
+            "no, I did not say commit anything",
+            "unasked",
+            MemoryType.FEEDBACK,
+            "Don't commit anything unless the user asks",
+        ),
+        (
+            "I didn't ask you to push to the remote",
+            "unasked",
+            MemoryType.FEEDBACK,
+            "Don't push to the remote unless the user asks",
+        ),
+        (
+            "if you change the api, update the docs",
+            "condition",
+            MemoryType.FEEDBACK,
+            "If you change the api, update the docs",
+        ),
+        (
+            "Each test should take <30s with the exception of an E2E grounding.",
+            "each-should",
+            MemoryType.PROJECT,
+            "Each test should take <30s with the exception of an E2E grounding",
+        ),
+        (
+            "We're not supposed to use the MLFlow docker in dev mode.",
+            "not-supposed",
+            MemoryType.FEEDBACK,
+            "Don't use the MLFlow docker in dev mode",
+        ),
+        (
+            "use prefix 'rwr/' for the branch name",
+            "convention",
+            MemoryType.FEEDBACK,
+            "Use prefix 'rwr/' for the branch name",
+        ),
+        (
+            "please use the british spelling :)",
+            "spelling",
+            MemoryType.FEEDBACK,
+            "Use British spelling in code, comments and docs",
+        ),
+        ("my github user is khaong", "account", MemoryType.USER, "The user's github user is khaong"),
+    ],
+)
+def test_each_form(said: str, rule: str, type_: MemoryType, statement: str) -> None:
+    found = classify(said, today=TODAY)
+    assert found is not None
+    assert (found.rule, found.type, found.statement) == (rule, type_, statement)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I didn't ask you to change that",  # the thing at hand
+        "I didn't say it was broken",  # not an action the agent took
+        "if it fails, try again",  # no "you" doing a kind of change
+        "when you have done that, run the tests",  # a step of this task
+        "if you change this function, I will review it",  # the change at hand, and no imperative
+        "each one should be fine",  # "each one": what is at hand
+        "it was supposed to, yeah?",
+        "Isn't it supposed to fire after 30s?",
+        "any chance we can use aus/british spelling?",  # a question
+        "use the british spelling for this file for now",  # one-off
+        "use it for the branch name",
+        "my bad",
+        "my local git config is messed up",
+        "we should use the new parser instead of the old one for now",  # one-off
+    ],
+)
+def test_near_misses_say_nothing(said: str) -> None:
+    assert classify(said, today=TODAY) is None
+
+
+def test_a_condition_is_named_as_the_rule_it_sets(tmp_path: Path) -> None:
+    said = (
+        "If you change something that can influence the quality of results, test for real by "
+        "piping a protocol through the backend."
+    )
+    store = MemoryStore(tmp_path / "mem")
+    RuleExtractor(store, clock=lambda: NOON).apply_messages(
+        [Message("user", [TextBlock("yes")]), Message("user", [TextBlock(said)])]
+    )
+    [header] = store.list()
+    memory = store.read(header.filename)
+    assert memory.name == (
+        "Test for real when you change something that can influence the quality of results"
+    )
+    assert specific_tokens(f"{memory.name}\n{memory.description}") == []
+
+
+def test_a_tool_choice_keeps_where_it_holds_and_its_reason(tmp_path: Path) -> None:
+    said = (
+        "In dev, we should be using a local mlflow rather from the docker so we can use claude "
+        "mlflow assistant."
+    )
+    store = MemoryStore(tmp_path / "mem")
+    RuleExtractor(store, clock=lambda: NOON).apply_messages(
+        [Message("user", [TextBlock("yes")]), Message("user", [TextBlock(said)])]
+    )
+    [header] = store.list()
+    memory = store.read(header.filename)
+    assert memory.name == "Use a local mlflow in dev"
+    assert memory.description == "In dev, use a local mlflow instead of the docker"
+    assert "**Why:** we can use claude mlflow assistant" in memory.body
