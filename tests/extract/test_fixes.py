@@ -72,3 +72,16 @@ def test_a_fix_that_skips_the_hook_or_forces_teaches_nothing() -> None:
         lesson(_proof("git push", "fatal: no upstream branch --set-upstream", "git push --force"))
         is None
     )
+
+
+def test_looking_for_a_tool_in_between_is_not_the_fix() -> None:
+    """`go build` missing, `find / -name go`, then `go build` (run by its full path, or with a
+    PATH the commands do not show): the search changed nothing, so it teaches nothing."""
+    missing = "bash: go: command not found"
+    assert (
+        lesson(_proof("go build ./...", missing, "go build ./...", "find / -name go -type f"))
+        is None
+    )
+    assert lesson(_proof("go build ./...", missing, "go build ./...", "which go")) is None
+    fixed = lesson(_proof("go build ./...", missing, "go build ./...", "brew install go"))
+    assert fixed is not None and "brew install" in fixed.statement

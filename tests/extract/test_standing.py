@@ -64,7 +64,24 @@ NOON = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)
             MemoryType.FEEDBACK,
             "Use British spelling in code, comments and docs",
         ),
-        ("my github user is khaong", "account", MemoryType.USER, "The user's github user is khaong"),
+        (
+            "my github user is khaong",
+            "account",
+            MemoryType.USER,
+            "The user's github user is khaong",
+        ),
+        (
+            "use uv as the package manager",
+            "tool-role",
+            MemoryType.FEEDBACK,
+            "Use uv as the package manager",
+        ),
+        (
+            "yes go, you can commit whenever you want (early and often with conventional commits)",
+            "permission",
+            MemoryType.FEEDBACK,
+            "The agent may commit whenever it sees fit, early and often with conventional commits",
+        ),
     ],
 )
 def test_each_form(said: str, rule: str, type_: MemoryType, statement: str) -> None:
@@ -90,6 +107,9 @@ def test_each_form(said: str, rule: str, type_: MemoryType, statement: str) -> N
         "my bad",
         "my local git config is messed up",
         "we should use the new parser instead of the old one for now",  # one-off
+        "use it as the formatter",
+        "use the second one as the database for now",
+        "you can try whenever you want",  # no standing action
     ],
 )
 def test_near_misses_say_nothing(said: str) -> None:

@@ -224,6 +224,10 @@ def _general(kind: Kind, proof: Proof, f: str, w: str) -> _Made | None:
         )
     if proof.step is None:
         return None  # the same command passing again proves nothing
+    if _inspects(proof.step):
+        # "find / -name go" between two `go build`s looked for the tool; it changed nothing, so
+        # what made the retry work (a PATH, a full path) is not in the commands: no lesson
+        return None
     if proof.step.startswith("edit "):
         what = "its configuration is fixed"
         how = f"When `{f}` fails with {kind.cause}, look at the configuration before retrying."
@@ -236,6 +240,17 @@ def _general(kind: Kind, proof: Proof, f: str, w: str) -> _Made | None:
         f"`{f}` depends on a step the environment does not do by itself",
         how,
     )
+
+
+_INSPECT = re.compile(
+    r"^(?:cd\s+\S+\s*&&\s*)?(?:find|ls|which|whereis|type|command\s+-v|locate|cat|head|tail|"
+    r"grep|rg|echo|pwd|stat|file|env|printenv|wc|tree|git\s+(?:status|log|diff|show|branch))\b"
+)
+
+
+def _inspects(command: str) -> bool:
+    """True for a command that only looks (``find``, ``ls``, ``which``, ``git status``)."""
+    return bool(_INSPECT.match(command.strip()))
 
 
 def _evidence(proof: Proof) -> str:

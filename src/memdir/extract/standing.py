@@ -86,6 +86,22 @@ _CONVENTION = re.compile(
     rf"(?P<y>{_ARTEFACTS})\b(?P<rest>.*)$",
     _F,
 )
+_ROLES = (
+    r"package manager|test runner|formatter|linter|build tool|build system|task runner|bundler|"
+    r"type ?checker|runtime|orm|database|db|logger|logging library|http client|ui library|"
+    r"component library|css framework|test framework"
+)
+_TOOL_ROLE = re.compile(
+    rf"^(?:please\s+)?(?:use|go with|stick with|stick to)\s+(?P<x>[\w.@/-]+(?:\s[\w.@/-]+)?)\s+"
+    rf"(?:as|for)\s+(?:the\s+|our\s+|a\s+|your\s+)?(?P<role>{_ROLES})\b[\s.!]*$",
+    _F,
+)
+# "you can commit whenever you want": a standing permission (the agent need not ask each time)
+_PERMISSION = re.compile(
+    r"(?:^|\b)you\s+(?:can|may|are allowed to)\s+(?P<x>(?!(?:do|go|try)\b)[a-z]+\b.*?)\s+"
+    r"(?:whenever|any ?time)\s+you\s+(?:want|like|need(?: to)?|see fit)\b(?P<rest>.*)$",
+    _F,
+)
 _SPELLING = re.compile(
     r"^(?:please\s+)?(?:use|write in|stick to|stick with)\s+(?:the\s+)?"
     r"(?P<x>(?:british|american|australian|aus|uk|us|canadian)(?:/(?:british|uk|aus))?"
@@ -150,6 +166,16 @@ def said(text: str) -> Said | None:
         )
     if (m := _CONVENTION.match(text)) and not _PRONOUN_OBJECT.match(f"use {m.group('x')}"):
         return Said(MemoryType.FEEDBACK, text, "convention")
+    if (m := _TOOL_ROLE.match(text)) and not _PRONOUN_OBJECT.match(f"use {m.group('x')}"):
+        rule = f"Use {m.group('x')} as the {m.group('role').lower()}"
+        return Said(MemoryType.FEEDBACK, rule, "tool-role", rule)
+    if m := _PERMISSION.search(text):
+        rest = m.group("rest").strip(" .!").strip("()").strip()
+        statement = f"The agent may {m.group('x')} whenever it sees fit" + (
+            f", {rest}" if rest else ""
+        )
+        name = f"{m.group('x')[0].upper()}{m.group('x')[1:]} without asking first"
+        return Said(MemoryType.FEEDBACK, statement, "permission", _words(name, 10))
     if m := _SPELLING.match(text):
         spelling = m.group("x").replace("aus/", "Australian/").replace("aus ", "Australian ")
         words = " ".join(w if w.isupper() else w.capitalize() for w in spelling.split()[:-1])
