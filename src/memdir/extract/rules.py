@@ -358,9 +358,9 @@ def classify(sentence: str, *, today: dt.date) -> Candidate | None:
         return _told(MemoryType.PROJECT, fact, "location", source)
     if fact := told.tracker(text):
         return _told(MemoryType.REFERENCE, fact, "tracker", source)
-    if found := standing.said(text):
-        made = _save(found.type, found.statement, found.rule, source, today)
-        return replace(made, name=found.name) if made and found.name else made
+    if rule := standing.said(text):
+        made = _save(rule.type, rule.statement, rule.rule, source, today)
+        return replace(made, name=rule.name) if made and rule.name else made
     return None
 
 
