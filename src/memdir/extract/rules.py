@@ -358,9 +358,9 @@ def classify(sentence: str, *, today: dt.date) -> Candidate | None:
         return _told(MemoryType.PROJECT, fact, "location", source)
     if fact := told.tracker(text):
         return _told(MemoryType.REFERENCE, fact, "tracker", source)
-    if rule := standing.said(text):
-        made = _save(rule.type, rule.statement, rule.rule, source, today)
-        return replace(made, name=rule.name) if made and rule.name else made
+    if said_so := standing.said(text):
+        made = _save(said_so.type, said_so.statement, said_so.rule, source, today)
+        return replace(made, name=said_so.name) if made and said_so.name else made
     return None
 
 
