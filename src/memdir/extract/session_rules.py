@@ -6,6 +6,8 @@ Users rarely say "remember that…". A careful reader of a session still notices
   not only committed: feedback, "finish with <verb> without being asked";
 * **frustration with a way forward** — "we're just guessing… why don't you read the docs"
   says how the user wants a stuck problem approached: feedback, in the user's words;
+* **a workflow habit asked for twice** — "open a draft PR" in two requests
+  (:mod:`memdir.extract.habits`);
 * **a fix the session proved** — a command failed for an environmental reason (a hook rejected
   the commit, the branch has no upstream, a module is missing, the tool is not on the PATH), and
   a different command then worked: project, the lesson in general words
@@ -29,6 +31,7 @@ from collections.abc import Sequence
 
 from memdir.extract.commands import program, stands_in
 from memdir.extract.fixes import Proof, kind_of, lesson
+from memdir.extract.habits import repeated_habits
 from memdir.extract.rules import Candidate, sentences
 from memdir.llm.base import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from memdir.model import MemoryType
@@ -84,7 +87,12 @@ def session_candidates(messages: Sequence[Message], *, since: int = 0) -> list[C
 def session_lessons(messages: Sequence[Message]) -> list[tuple[int, Candidate]]:
     """(index of the message that closes it, lesson) for every session-level lesson, in the
     order they close."""
-    found = [*_check_ups(messages), *_frustrations(messages), *_proven_fixes(messages)]
+    found = [
+        *_check_ups(messages),
+        *_frustrations(messages),
+        *_proven_fixes(messages),
+        *repeated_habits(_user_texts(messages)),
+    ]
     return sorted(found, key=lambda pair: pair[0])
 
 

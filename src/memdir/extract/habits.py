@@ -1,0 +1,145 @@
+"""Workflow habits a user asks for twice: the way they want routine work done.
+
+"create a draft PR please" once is a request; "commit, push and open a draft PR" again later in
+the session says how this user opens pull requests (the gap study of issue #30 found draft PRs
+asked for in five sessions of one repository, tests first in nine, replies to each review comment
+in six — never with "always"). A habit here is a known workflow choice with its own wording —
+the lesson is stated in general words with its own **How to apply:** — and it is saved only when
+two separate user messages of one session ask for it, each as a request (not "he's got a draft
+PR up", not a negation). The session rules (:mod:`memdir.extract.session_rules`) run it, so it
+closes at the second request on the hook path and the CLI path alike.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memdir.extract.rules import Candidate, sentences
+from memdir.model import MemoryType
+
+_F = re.IGNORECASE
+
+
+@dataclass(frozen=True, slots=True)
+class Habit:
+    id: str
+    pattern: re.Pattern[str]
+    name: str
+    statement: str
+    how: str
+
+
+HABITS = (
+    Habit(
+        "draft-pr",
+        re.compile(r"\bdraft (?:pr|pull request|merge request|mr)s?\b", _F),
+        "Open pull requests as drafts",
+        "Open pull requests as drafts: the user asks for a draft PR each time",
+        "When opening a pull request, create it as a draft (`gh pr create --draft`) unless the "
+        "user says it is ready for review.",
+    ),
+    Habit(
+        "test-first",
+        re.compile(
+            r"\b(?:write|add|create|craft) (?:the |a |an )?(?:failing |new )?(?:unit |e2e )?"
+            r"tests? first\b|\btests? first\b|\btdd\b",
+            _F,
+        ),
+        "Write the failing test first",
+        "Write the failing test before the fix or the feature: the user asks for tests first",
+        "For a bug fix or a new behaviour, first add a test that fails without the change, run "
+        "it, then write the code and run it again.",
+    ),
+    Habit(
+        "review-replies",
+        re.compile(
+            r"\b(?:reply|respond)\w* (?:directly |individually )?to (?:each|every|all|the) "
+            r"(?:of the )?(?:pr |review |github )?comments?\b",
+            _F,
+        ),
+        "Reply to each review comment directly",
+        "After addressing review feedback, reply to each review comment on the PR itself",
+        "Once a review comment is fixed and pushed, answer that comment in its own thread, "
+        "naming the commit that fixes it; do not leave the replies to the user.",
+    ),
+    Habit(
+        "conventional-commits",
+        re.compile(r"\bconventional commits?\b", _F),
+        "Write conventional commit messages",
+        "Commit messages follow the Conventional Commits form (`feat:`, `fix:`, `docs:` …)",
+        "Start every commit message with its Conventional Commits type and an optional scope "
+        "(`fix(cli): …`).",
+    ),
+    Habit(
+        "split-commits",
+        re.compile(
+            r"\b(?:separate|individual|small|smaller|atomic|logical|meaningful) commits\b|"
+            r"\bin (?:two|three|\d) commits\b",
+            _F,
+        ),
+        "Split work into logical commits",
+        "Commit work as separate logical commits, not one commit for everything",
+        "Before committing, group the changes by purpose and commit each group on its own, "
+        "with its own message.",
+    ),
+    Habit(
+        "rebase-main",
+        re.compile(r"\brebase (?:on|onto|from|to|with) (?:origin/)?(?:main|master)\b", _F),
+        "Rebase on main before starting or handing over",
+        "Rebase the branch on main before starting work on it and before opening its PR",
+        "Run `git fetch` and `git rebase origin/main` before starting on a branch and again "
+        "before opening or updating its pull request.",
+    ),
+)
+# the same words as a request, not a report ("he's got a draft pr up") or a refusal
+_REQUEST = re.compile(
+    r"\b(?:create|open|raise|make|launch|submit|put up|write|add|do|use|let'?s|please|pls|can "
+    r"you|could you|should|reply|respond|rebase|commit|then)\b",
+    _F,
+)
+_REFUSED = re.compile(r"\b(?:not|don'?t|no|never|without)\b(?:\W+\w+){0,3}\W*$", _F)
+
+
+def _asks(habit: Habit, text: str) -> bool:
+    for sentence in sentences(text):
+        m = habit.pattern.search(sentence)
+        if m and _REQUEST.search(sentence) and not _REFUSED.search(sentence[: m.start()]):
+            return True
+    return False
+
+
+def repeated_habits(texts: Sequence[tuple[int, str]]) -> list[tuple[int, Candidate]]:
+    """(index of the second request, lesson) for every habit two user messages ask for."""
+    found = []
+    for habit in HABITS:
+        asked = [(i, t) for i, t in texts if len(t) <= 2_000 and _asks(habit, t)]
+        if len(asked) < 2:
+            continue
+        (_, first), (at, second) = asked[0], asked[1]
+        found.append(
+            (
+                at,
+                Candidate(
+                    "save",
+                    MemoryType.FEEDBACK,
+                    habit.statement,
+                    "the user asked for it in two separate requests of one session",
+                    "habit",
+                    first,
+                    name=habit.name,
+                    how=habit.how,
+                    evidence=f'the user asked "{_short(first)}" and later "{_short(second)}"',
+                ),
+            )
+        )
+    return found
+
+
+def _short(text: str, limit: int = 100) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+__all__ = ["HABITS", "Habit", "repeated_habits"]
