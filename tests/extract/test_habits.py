@@ -33,3 +33,15 @@ def test_the_hook_path_closes_it_at_the_second_request() -> None:
     assert [c.name for c in session_candidates(messages)] == ["Write the failing test first"]
     assert session_candidates(messages, since=3) == []  # closed at message 2, not offered again
     assert session_candidates(messages[:2]) == []
+
+
+def test_asking_twice_to_see_the_ideas_first_is_a_way_of_working() -> None:
+    [(at, lesson)] = repeated_habits(
+        texts(
+            "whats your ideas..dont implement",
+            "ok",
+            "write out the flow step by step so i can critique",
+        )
+    )
+    assert at == 2 and lesson.name == "Show ideas for review before building them"
+    assert repeated_habits(texts("dont implement the cache, we don't need it")) == []

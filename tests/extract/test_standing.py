@@ -147,3 +147,54 @@ def test_a_tool_choice_keeps_where_it_holds_and_its_reason(tmp_path: Path) -> No
     assert memory.name == "Use a local mlflow in dev"
     assert memory.description == "In dev, use a local mlflow instead of the docker"
     assert "**Why:** we can use claude mlflow assistant" in memory.body
+
+
+@pytest.mark.parametrize(
+    ("said", "name"),
+    [
+        ("it shouldnt sound so AI generated", "Don't write text that sounds AI-generated"),
+        (
+            "i think it's like the staccato short sentences i dont like",
+            "Don't write text that sounds AI-generated",
+        ),
+        (
+            "Check in after each task completes — do not silently run through all of them.",
+            "Check in with the user after each task",
+        ),
+        ("Push early and open a draft PR on first push", "Push early and open a draft PR"),
+    ],
+)
+def test_how_the_work_should_read_and_flow(said: str, name: str, tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "mem")
+    RuleExtractor(store, clock=lambda: NOON).apply_messages(
+        [Message("user", [TextBlock("yes")]), Message("user", [TextBlock(said)])]
+    )
+    [header] = store.list()
+    memory = store.read(header.filename)
+    assert memory.name == name and memory.type == "feedback"
+    assert specific_tokens(f"{memory.name}\n{memory.description}") == []
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "some of it sounds a little complicated",
+        "the words space pulsating is kinda weird and too small",
+        "please inform me.",
+        "let's push it now",
+        "check everything whether it works",
+    ],
+)
+def test_task_feedback_is_not_a_way_of_working(said: str) -> None:
+    assert classify(said, today=TODAY) is None
+
+
+def test_the_live_deployment_is_a_reference_and_a_preview_is_not(tmp_path: Path) -> None:
+    from memdir.extract.told import deployed
+
+    found = deployed("ok do it https://eagerminds-bookmarks.vercel.app/ check everything works")
+    assert found is not None and found.name == "Where the live app is deployed"
+    assert "https://eagerminds-bookmarks.vercel.app" in found.description
+    assert deployed("see https://eagerminds-git-feat-x-nish.vercel.app") is None
+    assert deployed("it is not on https://acme.netlify.app any more") is None
+    assert deployed("look at http://localhost:3000") is None

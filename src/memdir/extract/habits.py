@@ -29,6 +29,7 @@ class Habit:
     name: str
     statement: str
     how: str
+    request: bool = True  # asked for as a request (else the words alone say it)
 
 
 HABITS = (
@@ -92,6 +93,22 @@ HABITS = (
         "Run `git fetch` and `git rebase origin/main` before starting on a branch and again "
         "before opening or updating its pull request.",
     ),
+    Habit(
+        "show-first",
+        re.compile(
+            r"\b(?:don'?t|dont|do not)\s+(?:implement|build|code)(?:\s+(?:it|anything|this))?"
+            r"(?:\s+yet)?\b|\b(?:don'?t|dont|do not)\s+(?:add|change)\s+(?:it|anything)\s+yet\b|"
+            r"\bso i can (?:critique|review)\b|"
+            r"\bjust show me (?:your|the) (?:write ?ups?|ideas|options|drafts?)\b",
+            _F,
+        ),
+        "Show ideas for review before building them",
+        "For design and writing work, the user wants the ideas or the step-by-step flow shown "
+        "for critique before anything is built",
+        "Lay out the options or the flow and wait for the user's critique; implement only once "
+        "they say which to build.",
+        request=False,
+    ),
 )
 # the same words as a request, not a report ("he's got a draft pr up") or a refusal
 _REQUEST = re.compile(
@@ -105,7 +122,9 @@ _REFUSED = re.compile(r"\b(?:not|don'?t|no|never|without)\b(?:\W+\w+){0,3}\W*$",
 def _asks(habit: Habit, text: str) -> bool:
     for sentence in sentences(text):
         m = habit.pattern.search(sentence)
-        if m and _REQUEST.search(sentence) and not _REFUSED.search(sentence[: m.start()]):
+        if m and habit.request and not _REQUEST.search(sentence):
+            continue
+        if m and not _REFUSED.search(sentence[: m.start()]):
             return True
     return False
 

@@ -358,9 +358,13 @@ def classify(sentence: str, *, today: dt.date) -> Candidate | None:
         return _told(MemoryType.PROJECT, fact, "location", source)
     if fact := told.tracker(text):
         return _told(MemoryType.REFERENCE, fact, "tracker", source)
+    if fact := told.deployed(text):
+        return _told(MemoryType.REFERENCE, fact, "deployed", source)
     if said_so := standing.said(text):
         made = _save(said_so.type, said_so.statement, said_so.rule, source, today)
-        return replace(made, name=said_so.name) if made and said_so.name else made
+        if made is None:
+            return None
+        return replace(made, name=said_so.name or made.name, how=said_so.how or made.how)
     return None
 
 

@@ -7,8 +7,10 @@ results, test for real"), as a requirement on every member of a class ("each tes
 <30s"), as what is not supposed to happen ("we're not supposed to use the docker in dev"), as a
 choice between two tools with the context it holds in ("in dev, we should be using a local
 mlflow rather than the docker"), as a convention for a recurring artefact ("use prefix 'rwr/'
-for the branch name"), as a writing convention ("please use the british spelling") or as who
-they are on a service ("my github user is khaong").
+for the branch name"), as a tool's role ("use uv as the package manager"), as a permission ("you
+can commit whenever you want"), as a writing convention ("please use the british spelling", "it
+shouldn't sound so AI generated"), as the cadence of work ("check in after each task", "push
+early") or as who they are on a service ("my github user is khaong").
 
 Each form is narrow on purpose — one sentence, a cue that says the rule outlives the task, and
 its subject not a pronoun (the thing at hand: "don't check this in" is this task's). A form
@@ -32,6 +34,7 @@ class Said:
     statement: str
     rule: str
     name: str | None = None
+    how: str | None = None  # **How to apply:** when the statement's own words cannot give one
 
 
 # what an agent does on its own initiative, and a user then says nobody asked for
@@ -102,6 +105,24 @@ _PERMISSION = re.compile(
     r"(?:whenever|any ?time)\s+you\s+(?:want|like|need(?: to)?|see fit)\b(?P<rest>.*)$",
     _F,
 )
+# "it shouldn't sound so AI generated", "the staccato short sentences i don't like": how the
+# user wants written text to read, whatever the text at hand
+_AI_VOICE = re.compile(
+    r"\b(?:sounds?|reads?|feels?)\s+(?:so\s+|too\s+|very\s+|really\s+|a bit\s+)?"
+    r"(?:ai[- ]generated|ai[- ]written|robotic|like (?:an? )?(?:ai|chatgpt|llm|bot))\b|"
+    r"\bstacc?att?o\b|"
+    r"\bi\s+(?:hate|don'?t like|dislike|can'?t stand)\s+(?:the\s+|all the\s+)?(?:\w+\s+){0,2}"
+    r"(?:em[- ]?dashes|emojis|buzzwords|bullet points everywhere)\b",
+    _F,
+)
+# "check in after each task completes", "do not silently run through all 7": the cadence of work
+_CHECK_IN = re.compile(
+    r"\b(?:check in|report back|give me (?:a )?status(?: update)?s?|stop and (?:ask|check))\s+"
+    r"(?:with me\s+)?after\s+(?:each|every)\s+\w+",
+    _F,
+)
+# "push early and open a draft PR on first push": a habit, not this push
+_EARLY = re.compile(r"\b(?:commit|push)\s+early\b(?:\s+and\s+often)?", _F)
 _SPELLING = re.compile(
     r"^(?:please\s+)?(?:use|write in|stick to|stick with)\s+(?:the\s+)?"
     r"(?P<x>(?:british|american|australian|aus|uk|us|canadian)(?:/(?:british|uk|aus))?"
@@ -116,7 +137,9 @@ _ACCOUNT = re.compile(
 
 
 _NEEDS_NEXT = re.compile(
-    r"\s+(?:a|an|the|of|to|in|on|for|with|by|that|which|and|or|can|could|will|would|is|are)$", _F
+    r"\s+(?:a|an|the|of|to|in|on|for|with|by|that|which|and|or|can|could|will|would|is|are|"
+    r"first|each|every|all|own|their|its|our)$",
+    _F,
 )
 
 
@@ -176,6 +199,27 @@ def said(text: str) -> Said | None:
         )
         name = f"{m.group('x')[0].upper()}{m.group('x')[1:]} without asking first"
         return Said(MemoryType.FEEDBACK, statement, "permission", _words(name, 10))
+    if _AI_VOICE.search(text) and not re.search(r"\b(?:it'?s fine|i like|love)\b", text, _F):
+        return Said(
+            MemoryType.FEEDBACK,
+            "Write text for people in a natural voice: it must not sound AI-generated (no "
+            "staccato runs of short sentences, no stock phrasing)",
+            "ai-voice",
+            "Don't write text that sounds AI-generated",
+            "When writing copy, docs, messages or stories for people, vary the sentence length, "
+            "write as a person would and reread it for stock phrasing before showing it.",
+        )
+    if _CHECK_IN.search(text):
+        return Said(
+            MemoryType.FEEDBACK,
+            text,
+            "check-in",
+            "Check in with the user after each task",
+            "When carrying out a plan of several tasks, stop after each one and report what was "
+            "done and what comes next before starting the next.",
+        )
+    if _EARLY.search(text) and not _PRONOUN_OBJECT.match(text):
+        return Said(MemoryType.FEEDBACK, text, "early", _words(text, 9))
     if m := _SPELLING.match(text):
         spelling = m.group("x").replace("aus/", "Australian/").replace("aus ", "Australian ")
         words = " ".join(w if w.isupper() else w.capitalize() for w in spelling.split()[:-1])

@@ -152,3 +152,43 @@ def tracker(sentence: str) -> Told | None:
         "in the repository.",
         why=f"the user asks for work by its {name} item",
     )
+
+
+_HOSTS = {
+    "vercel.app": "Vercel",
+    "netlify.app": "Netlify",
+    "herokuapp.com": "Heroku",
+    "fly.dev": "Fly.io",
+    "pages.dev": "Cloudflare Pages",
+    "onrender.com": "Render",
+    "up.railway.app": "Railway",
+    "web.app": "Firebase Hosting",
+    "firebaseapp.com": "Firebase Hosting",
+    "github.io": "GitHub Pages",
+}
+_LIVE_URL = re.compile(
+    r"https?://(?P<host>[a-z0-9][\w-]*(?:\.[\w-]+)*?\.(?P<suffix>"
+    + "|".join(re.escape(h) for h in _HOSTS)
+    + r"))\b/?",
+    re.IGNORECASE,
+)
+# a preview deployment ("app-git-feat-x-team.vercel.app", "app-4fj2k9x1a-team.vercel.app") lives
+# as long as its branch: only the production host is worth keeping
+_PREVIEW = re.compile(r"-git-|-[a-z0-9]{9}-[\w-]+\.vercel\.app$", re.IGNORECASE)
+
+
+def deployed(sentence: str) -> Told | None:
+    """A link to the app's live host on a hosting service ("check it on
+    https://acme.vercel.app") as where the project is deployed."""
+    m = _LIVE_URL.search(sentence)
+    if m is None or _PREVIEW.search(m.group("host")) or _NEGATION.search(sentence):
+        return None
+    service = _HOSTS[m.group("suffix").lower()]
+    url = f"https://{m.group('host').lower()}"
+    return Told(
+        name="Where the live app is deployed",
+        description=f"The live app runs on {service} at {url}",
+        how=f"To check a change in production, open {url} after the {service} deployment has "
+        "finished; test locally first, and ask before changing the production setup.",
+        why="the user pointed at the live deployment to check the work there",
+    )
