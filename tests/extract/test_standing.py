@@ -198,3 +198,21 @@ def test_the_live_deployment_is_a_reference_and_a_preview_is_not(tmp_path: Path)
     assert deployed("see https://eagerminds-git-feat-x-nish.vercel.app") is None
     assert deployed("it is not on https://acme.netlify.app any more") is None
     assert deployed("look at http://localhost:3000") is None
+
+
+def test_a_task_brief_bounds_its_own_donts_but_not_what_outlives_it() -> None:
+    from memdir.extract.rules import candidates
+
+    brief = (
+        "The dashboard has real layout bugs. Fix these specific issues.\n\n"
+        + "\n".join(f"BUG {n}: the card grid overflows on narrow screens, fix it" for n in range(4))
+        + "\n\nCONSTRAINTS:\n- Don't change any text content\n- Don't add new dependencies\n"
+        "- Don't restructure components beyond what's needed\n- Output must be valid JSON\n\n"
+        "Check in after each task completes.\nRemember that the staging site is rebuilt every "
+        "night.\n" + "Context: " + "the dashboard shows pain moments. " * 20
+    )
+    found = candidates(brief, today=TODAY)
+    assert [c.rule for c in found] == ["check-in", "remember"]
+    assert not any(c.statement.startswith("Don't") for c in found)
+    # the same constraint said on its own, outside a brief, is still the user's rule
+    assert [c.rule for c in candidates("Don't add new dependencies", today=TODAY)] == ["directive"]

@@ -124,7 +124,7 @@ _REQUIREMENT = re.compile(
     _F,
 )
 _PRONOUN = re.compile(
-    r"^(?:the )?(?:it|this|that|these|those|you|we|i|they|he|she|there|everything|something|"
+    r"^(?:the )?(?:it|this|that|these|those|you|your|we|i|they|he|she|there|everything|something|"
     r"which|what|who)\b",
     _F,
 )
@@ -406,9 +406,31 @@ def injected_document(text: str) -> bool:
     return bool(re.match(r"\s*# \S", text)) and len(_HEADING.findall(text)) >= 3
 
 
+# A task brief: a long message laid out as a spec ("CONSTRAINTS:", "TASK 1:", a list of
+# requirements). Its "don't change the data structure" lines bound that task; only what says it
+# outlives the task (remember, from now on, the standing forms, facts told) is kept from it.
+BRIEF_CHARS = 1_000
+_BRIEF_LAYOUT = re.compile(
+    r"^\s*(?:[A-Z][A-Z0-9 /&-]{2,40}:\s*$|={4,}|-{4,}\s*$|#{1,4} \S|(?:task|step|phase|part) \d+\b)",
+    re.MULTILINE | re.IGNORECASE,
+)
+_LIST_LINE = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+\S", re.MULTILINE)
+_OUTLIVES = frozenset({"remember", "forget", "from-now-on", "location", "tracker", "deployed"})
+
+
+def task_brief(text: str) -> bool:
+    """True for a long message laid out as the spec of one task."""
+    if len(text) < BRIEF_CHARS:
+        return False
+    return bool(_BRIEF_LAYOUT.search(text)) or len(_LIST_LINE.findall(text)) >= 4
+
+
 def candidates(text: str, *, today: dt.date) -> list[Candidate]:
     """Every memory statement in one user message, in order."""
     if injected_document(text):
         return []
     found = (classify(s, today=today) for s in sentences(text) if len(s) <= MAX_SENTENCE_CHARS)
-    return [c for c in found if c is not None]
+    kept = [c for c in found if c is not None]
+    if task_brief(text):
+        kept = [c for c in kept if c.rule in _OUTLIVES or standing.lasting(c.rule)]
+    return kept

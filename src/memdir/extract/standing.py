@@ -160,6 +160,17 @@ def _condition_name(m: re.Match[str]) -> str:
     return _words(f"{head[0].upper()}{head[1:]} {when.lower()}", 14)
 
 
+# the forms that say by themselves that they outlive the task, even inside a task's brief
+_LASTING = frozenset(
+    {"unasked", "not-supposed", "convention", "tool-role", "permission", "spelling", "account"}
+    | {"ai-voice", "check-in", "early"}
+)
+
+
+def lasting(rule: str) -> bool:
+    return rule in _LASTING
+
+
 def said(text: str) -> Said | None:
     """The standing rule one sentence states in one of this module's forms, or None."""
     if m := _UNASKED.match(text):

@@ -185,6 +185,11 @@ def deployed(sentence: str) -> Told | None:
         return None
     service = _HOSTS[m.group("suffix").lower()]
     url = f"https://{m.group('host').lower()}"
+    if m.group("suffix").lower() == "github.io":  # the user's pages host: the app is a path
+        page = re.match(r"[\w.-]+", sentence[m.end() :])
+        if page is None:
+            return None
+        url += f"/{page.group(0)}"
     return Told(
         name="Where the live app is deployed",
         description=f"The live app runs on {service} at {url}",
