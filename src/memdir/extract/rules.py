@@ -410,9 +410,10 @@ def injected_document(text: str) -> bool:
 # requirements). Its "don't change the data structure" lines bound that task; only what says it
 # outlives the task (remember, from now on, the standing forms, facts told) is kept from it.
 BRIEF_CHARS = 1_000
-_BRIEF_LAYOUT = re.compile(
-    r"^\s*(?:[A-Z][A-Z0-9 /&-]{2,40}:\s*$|={4,}|-{4,}\s*$|#{1,4} \S|(?:task|step|phase|part) \d+\b)",
-    re.MULTILINE | re.IGNORECASE,
+_BRIEF_LAYOUT = re.compile(  # "CONSTRAINTS:", "=====", "## Goal", "TASK 1: …"
+    r"^\s*(?:[A-Z][A-Z0-9 /&-]{2,40}:\s*$|={4,}|-{4,}\s*$|#{1,4} \S|(?i:task|step|phase|part) "
+    r"\d+\b)",
+    re.MULTILINE,
 )
 _LIST_LINE = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+\S", re.MULTILINE)
 _OUTLIVES = frozenset({"remember", "forget", "from-now-on", "location", "tracker", "deployed"})
