@@ -215,4 +215,24 @@ def test_a_task_brief_bounds_its_own_donts_but_not_what_outlives_it() -> None:
     assert [c.rule for c in found] == ["check-in", "remember"]
     assert not any(c.statement.startswith("Don't") for c in found)
     # the same constraint said on its own, outside a brief, is still the user's rule
-    assert [c.rule for c in candidates("Don't add new dependencies", today=TODAY)] == ["directive"]
+    outside = candidates("Don't add new dependencies without asking", today=TODAY)
+    assert [c.rule for c in outside] == ["directive"]
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        ("do not commit anything", False),  # this turn's instruction
+        ("don't bump version", False),
+        ("Don't accept anything at face value", False),
+        ("make sure to review both code changes", False),  # "review" the verb, not a process
+        ("Make sure those repositories don't land in our own commits", False),  # the task's
+        ("Don't use playwright to browse the web", True),  # a tool choice
+        ("please don't amend commits - it messes with the entire workflows", True),  # a reason
+        ("Don't mock the database in integration tests", True),  # a scope that recurs
+        ("don't push before the tests pass", True),
+        ("make sure the tests pass before every commit", True),
+    ],
+)
+def test_a_dont_said_once_is_a_rule_only_when_it_outlives_the_task(said: str, kept: bool) -> None:
+    assert (classify(said, today=TODAY) is not None) is kept

@@ -112,7 +112,18 @@ _MAKE_SURE = re.compile(
 # "make sure" is a standing rule only about something that recurs: a process, not this one change
 _RECURRING = re.compile(
     r"\b(?:every|each|whenever|always|before|after|handoffs?|commits?|push(?:es|ing)?|releases?|"
-    r"deploy(?:s|ments?)?|sessions?|pull requests?|prs?|reviews?|migrations?)\b",
+    r"deploy(?:s|ments?)?|sessions?|pull requests?|prs?|(?:code |pr )reviews?|reviews|"
+    r"migrations?)\b",
+    _F,
+)
+# "don't X" said once is this task's instruction ("do not commit anything", "don't bump
+# version") unless it chooses a tool or resource ("don't use playwright to browse"), recurs
+# ("don't push before the tests pass"), lasts ("ever", "anymore") or gives its reason
+_LASTING_DONT = re.compile(
+    r"^(?:use|rely on|call|import|install)\b|\b(?:every|each|whenever|ever|anymore|any more|again|"
+    r"before|after|without asking|unless)\b|\bin (?:\w+ ){0,2}(?:tests?|specs?|production|prod|"
+    r"ci|code|docs?|commits?|prs?|pull requests?|migrations?|this (?:repo|repository|project|"
+    r"codebase))\b",
     _F,
 )
 # A requirement stated about the product ("conversations must be guided", "latency is critical"):
@@ -326,12 +337,16 @@ def classify(sentence: str, *, today: dt.date) -> Candidate | None:
             return None  # "stop the server" is an action; "stop adding comments" is a habit
         if _words(m.group("x")) < 2 or _VAGUE.match(m.group("x")) or _AT_HAND.search(m.group("x")):
             return None
+        if cue in ("don't", "do not", "avoid") and not _LASTING_DONT.search(m.group("x")):
+            if not _BECAUSE.search(text):
+                return None  # "do not commit anything", "don't bump version": this task's
         return _save(MemoryType.FEEDBACK, f"{cue} {m.group('x')}", "directive", source, today)
     m = _START.match(text)
     if m and _RECURRING.search(m.group("x")) and not _VAGUE.match(m.group("x")):
         return _save(MemoryType.FEEDBACK, f"Keep {m.group('x')}", "start-habit", source, today)
     m = _MAKE_SURE.match(text)
-    if m and _RECURRING.search(m.group("x")) and not _VAGUE.match(m.group("x")):
+    x = m.group("x") if m else ""
+    if m and _RECURRING.search(x) and not _VAGUE.match(x) and not _PRONOUN.match(x):
         return _save(MemoryType.FEEDBACK, f"Make sure {m.group('x')}", "make-sure", source, today)
     m = _REQUIREMENT.match(text)
     if m and not _PRONOUN.match(m.group("subj")) and _words(text) >= 5:
