@@ -99,33 +99,32 @@ def _prompt(entry: dict[str, Any]) -> str:
     return ""
 
 
-def _last_main_uuid(entries: list[dict[str, Any]]) -> str | None:
-    last = None
-    for e in entries:
-        main = not e.get("isSidechain") and not e.get("isCompactSummary")
-        if e.get("type") in ("user", "assistant") and main:
-            last = e.get("uuid")
-    return last
+def _rows(machine: Machine, sid: str) -> list[dict[str, Any]]:
+    out = machine.memdir("--json", "hook", "log", "--session", sid, "--limit", "0").stdout
+    return list(json.loads(out)) if out.strip() else []
 
 
-def _catch_up(machine: Machine, sid: str, target: str | None) -> bool:
-    """Until the session's extraction cursor reaches ``target`` (what the next prompt sees)."""
+def _catch_up(machine: Machine, sid: str, extracts_before: int) -> bool:
+    """Until the extraction the last ``stop`` started has logged its row and nothing is pending
+    (what the next prompt sees); at once when that ``stop`` started none."""
     deadline = time.monotonic() + CATCH_UP_SECONDS
     store = SessionStore(machine.cache_dir)
     while time.monotonic() < deadline:
-        state = store.load(sid)
-        if state.cursor == target and not state.extract_pending:
+        rows = _rows(machine, sid)
+        stops_ = [r for r in rows if r.get("event") == "stop"]
+        if stops_ and not str(stops_[-1].get("extraction", "")).startswith("started"):
             return True
-        time.sleep(0.1)
+        done = sum(r.get("event") == "extract" for r in rows) > extracts_before
+        if done and not store.load(sid).extract_pending:
+            return True
+        time.sleep(0.2)
     return False
 
 
 def _ended(machine: Machine, sid: str) -> dict[str, Any]:
     deadline = time.monotonic() + CATCH_UP_SECONDS
     while time.monotonic() < deadline:
-        rows = json.loads(
-            machine.memdir("--json", "hook", "log", "--session", sid, "--limit", "0").stdout
-        )
+        rows = _rows(machine, sid)
         ended = [r for r in rows if r.get("event") == "session-end-worker"]
         if ended:
             return dict(ended[-1])
@@ -157,8 +156,9 @@ def replay(machine: Machine, sid: str, entries: list[dict[str, Any]]) -> dict[st
         prompt = _prompt(entries[begin])
         machine.hook("user-prompt-submit", payload("UserPromptSubmit", prompt=prompt))
         _write(transcript, entries[:end])
+        before = sum(r.get("event") == "extract" for r in _rows(machine, sid))
         machine.hook("stop", payload("Stop", stop_hook_active=False))
-        lagged += not _catch_up(machine, sid, _last_main_uuid(entries[:end]))
+        lagged += not _catch_up(machine, sid, before)
     machine.hook("session-end", payload("SessionEnd", reason="exit"))
     row = _ended(machine, sid)
     return {
