@@ -12,11 +12,21 @@ from memdir.extract.rule_extractor import RuleExtractor
 from memdir.extract.rules import classify
 from memdir.extract.specific import specific_tokens
 from memdir.llm.base import Message, TextBlock
-from memdir.model import MemoryType
+from memdir.model import Memory, MemoryType
 from memdir.store import MemoryStore
 
 TODAY = dt.date(2026, 12, 1)
 NOON = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)
+
+
+def saved(tmp_path: Path, said: str) -> Memory:
+    """The one memory the offline extractor writes from ``said`` (after a first "yes")."""
+    store = MemoryStore(tmp_path / "mem")
+    RuleExtractor(store, clock=lambda: NOON).apply_messages(
+        [Message("user", [TextBlock("yes")]), Message("user", [TextBlock(said)])]
+    )
+    [header] = store.list()
+    return store.read(header.filename)
 
 
 @pytest.mark.parametrize(
@@ -121,12 +131,7 @@ def test_a_condition_is_named_as_the_rule_it_sets(tmp_path: Path) -> None:
         "If you change something that can influence the quality of results, test for real by "
         "piping a protocol through the backend."
     )
-    store = MemoryStore(tmp_path / "mem")
-    RuleExtractor(store, clock=lambda: NOON).apply_messages(
-        [Message("user", [TextBlock("yes")]), Message("user", [TextBlock(said)])]
-    )
-    [header] = store.list()
-    memory = store.read(header.filename)
+    memory = saved(tmp_path, said)
     assert memory.name == (
         "Test for real when you change something that can influence the quality of results"
     )
@@ -138,12 +143,7 @@ def test_a_tool_choice_keeps_where_it_holds_and_its_reason(tmp_path: Path) -> No
         "In dev, we should be using a local mlflow rather from the docker so we can use claude "
         "mlflow assistant."
     )
-    store = MemoryStore(tmp_path / "mem")
-    RuleExtractor(store, clock=lambda: NOON).apply_messages(
-        [Message("user", [TextBlock("yes")]), Message("user", [TextBlock(said)])]
-    )
-    [header] = store.list()
-    memory = store.read(header.filename)
+    memory = saved(tmp_path, said)
     assert memory.name == "Use a local mlflow in dev"
     assert memory.description == "In dev, use a local mlflow instead of the docker"
     assert "**Why:** we can use claude mlflow assistant" in memory.body
@@ -165,12 +165,7 @@ def test_a_tool_choice_keeps_where_it_holds_and_its_reason(tmp_path: Path) -> No
     ],
 )
 def test_how_the_work_should_read_and_flow(said: str, name: str, tmp_path: Path) -> None:
-    store = MemoryStore(tmp_path / "mem")
-    RuleExtractor(store, clock=lambda: NOON).apply_messages(
-        [Message("user", [TextBlock("yes")]), Message("user", [TextBlock(said)])]
-    )
-    [header] = store.list()
-    memory = store.read(header.filename)
+    memory = saved(tmp_path, said)
     assert memory.name == name and memory.type == "feedback"
     assert specific_tokens(f"{memory.name}\n{memory.description}") == []
 
