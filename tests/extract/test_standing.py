@@ -193,6 +193,9 @@ def test_the_live_deployment_is_a_reference_and_a_preview_is_not(tmp_path: Path)
     assert deployed("see https://eagerminds-git-feat-x-nish.vercel.app") is None
     assert deployed("it is not on https://acme.netlify.app any more") is None
     assert deployed("look at http://localhost:3000") is None
+    # a link on a page the user pasted, or named in passing, is not where this app runs
+    assert deployed("* [AI Catalog specification](https://agent-card.github.io/ai-catalog)") is None
+    assert deployed("the spec is at https://agent-card.github.io/ai-catalog") is None
 
 
 def test_a_task_brief_bounds_its_own_donts_but_not_what_outlives_it() -> None:

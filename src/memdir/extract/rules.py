@@ -337,9 +337,9 @@ def classify(sentence: str, *, today: dt.date) -> Candidate | None:
             return None  # "stop the server" is an action; "stop adding comments" is a habit
         if _words(m.group("x")) < 2 or _VAGUE.match(m.group("x")) or _AT_HAND.search(m.group("x")):
             return None
-        if cue in ("don't", "do not", "avoid") and not _LASTING_DONT.search(m.group("x")):
-            if not _BECAUSE.search(text):
-                return None  # "do not commit anything", "don't bump version": this task's
+        lasting = _LASTING_DONT.search(m.group("x")) or _BECAUSE.search(text)
+        if cue in ("don't", "do not", "avoid") and not lasting:
+            return None  # "do not commit anything", "don't bump version": this task's
         return _save(MemoryType.FEEDBACK, f"{cue} {m.group('x')}", "directive", source, today)
     m = _START.match(text)
     if m and _RECURRING.search(m.group("x")) and not _VAGUE.match(m.group("x")):

@@ -177,12 +177,21 @@ _LIVE_URL = re.compile(
 _PREVIEW = re.compile(r"-git-|-[a-z0-9]{9}-[\w-]+\.vercel\.app$", re.IGNORECASE)
 
 
+_LIVE_CUE = re.compile(
+    r"\b(?:live|deployed|deploy|production|prod|hosted|check|open|test|verify|try)\b", re.I
+)
+
+
 def deployed(sentence: str) -> Told | None:
     """A link to the app's live host on a hosting service ("check it on
     https://acme.vercel.app") as where the project is deployed."""
     m = _LIVE_URL.search(sentence)
     if m is None or _PREVIEW.search(m.group("host")) or _NEGATION.search(sentence):
         return None
+    if sentence[: m.start()].endswith("](") or len(sentence.split()) > 30:
+        return None  # a link in a pasted page ("[AI Catalog specification](https://…)")
+    if not _LIVE_CUE.search(sentence):
+        return None  # a link named in passing is not "our app runs here"
     service = _HOSTS[m.group("suffix").lower()]
     url = f"https://{m.group('host').lower()}"
     if m.group("suffix").lower() == "github.io":  # the user's pages host: the app is a path
