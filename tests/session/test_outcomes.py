@@ -178,3 +178,37 @@ def test_a_coloured_runner_summary_and_error_are_read_without_their_colour_codes
     messages = [ChatMessage.user("run the tests"), *run("npx vitest run", coloured, error=True)]
     failed = facts.failed_results(facts.split_turns(messages)[0])
     assert failed and "\x1b" not in failed[0][1] and "failed" in failed[0][1]
+
+
+def test_key_results_keep_a_runs_failures_and_verdict_and_only_the_newest_run() -> None:
+    packages = "".join(f"ok  \texample.com/pkg{n}\t0.01s\n" for n in range(12))
+    first = packages + "--- FAIL: TestSync (0.00s)\nFAIL\texample.com/sync\t0.2s\nFAIL\n"
+    again = packages + "ok  \texample.com/sync\t0.2s\n"
+    messages = [
+        ChatMessage.user("fix the sync tests"),
+        *run("go test ./...", first, tid="t1", error=True),
+        ChatMessage.user("try again"),
+        *run("go test ./...", again, tid="t2"),
+    ]
+    body = parse_notes(OfflineUpdater().render("", messages, builtin_template())).body(
+        "Key results"
+    )
+    lines = [ln for ln in body.splitlines() if ln.startswith("`go test")]
+    # one line per package before; now the newest run's verdict, its failures gone with it
+    assert lines == ["`go test ./...`: ok example.com/sync 0.2s"]
+    one_run = summary_lines([res("t1", first)], {"t1": bash("t1", "go test ./...")})
+    assert len(one_run) == 3 and "FAIL: TestSync" in one_run[0] and one_run[-1].endswith("FAIL")
+
+
+def test_every_commit_stays_a_result_of_its_own() -> None:
+    heredoc = "git commit -m \"$(cat <<'EOF'\n"
+    same = "refactor: tidy the list view and the pager after the review round"  # > 60
+    messages = [
+        ChatMessage.user("commit both changes separately"),
+        *run(heredoc + f'{same}, part 1\nEOF\n)"', "[main 1a2b3c4] part 1", tid="c1"),
+        *run(heredoc + f'{same}, part 2\nEOF\n)"', "[main 5d6e7f8] part 2", tid="c2"),
+    ]
+    body = parse_notes(OfflineUpdater().render("", messages, builtin_template())).body(
+        "Key results"
+    )
+    assert "1a2b3c4" in body and "5d6e7f8" in body

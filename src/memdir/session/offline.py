@@ -139,12 +139,12 @@ class OfflineUpdater:
         self._files(bodies, turns)
         self._commands(bodies, turns)
         self._errors_and_learnings(bodies, turns)
-        results = [
-            ln
+        runs = [
+            run
             for t in turns
-            for ln in outcomes.summary_lines(t.results, {str(u.get("id")): u for u in t.tool_uses})
+            for run in outcomes.summary_runs(t.results, {str(u.get("id")): u for u in t.tool_uses})
         ]
-        bodies["Key results"] = _append_unique(bodies.get("Key results", ""), results)
+        bodies["Key results"] = _latest_per_command(bodies.get("Key results", ""), runs)
         active = [t for t in turns if t.request is not None or t.tool_uses or t.final_text]
         bodies["Worklog"] = _append(bodies.get("Worklog", ""), [self._worklog(t) for t in active])
         state = tasks.update(tasks.parse(bodies.get("Current State", "").splitlines()), turns)
@@ -308,6 +308,28 @@ def _request_line(text: str, asked: str, limit: int = REQUEST_CHARS) -> str:
 
 def _append(body: str, lines: Sequence[str]) -> str:
     return "\n".join([*(ln for ln in body.splitlines() if ln.strip()), *lines])
+
+
+_RESULT_KEY = re.compile(r"^`(?P<command>[^`]*)`: ")
+_COMMIT_LINE = re.compile(r"^\[[\w/.-]+ [0-9a-f]{7,}\] ")
+
+
+def _latest_per_command(body: str, runs: Sequence[Sequence[str]]) -> str:
+    """Key results: a command's newest run replaces its earlier ones (the handover needs where
+    the suite stands; the history is in Errors & Corrections); other lines are kept once."""
+
+    def command(line: str) -> str | None:
+        m = _RESULT_KEY.match(line)
+        if m is None or _COMMIT_LINE.match(line[m.end() :]):
+            return None  # every commit is a result of its own, whatever its command looked like
+        return m.group("command")
+
+    kept = [ln for ln in body.splitlines() if ln.strip()]
+    for run in runs:
+        rerun = {command(ln) for ln in run} - {None}
+        kept = [ln for ln in kept if command(ln) not in rerun]
+        kept = _append_unique("\n".join(kept), run).splitlines()
+    return "\n".join(kept)
 
 
 def _append_unique(body: str, lines: Sequence[str]) -> str:

@@ -79,25 +79,45 @@ _HARNESS_ERROR = re.compile(
 
 def summary_lines(results: Sequence[Mapping[str, Any]], uses: Mapping[str, Any]) -> list[str]:
     """Summary lines of test runs and commits in these tool results, in order."""
+    return [line for run in summary_runs(results, uses) for line in run]
+
+
+def summary_runs(results: Sequence[Mapping[str, Any]], uses: Mapping[str, Any]) -> list[list[str]]:
+    """The summary lines of each run (one tool result) that has any, in order."""
+    return [run for block in results if (run := _kept(_block_lines(block, uses)))]
+
+
+RESULT_LINES = 3  # of one run: its failures first, then its last line (the overall verdict)
+
+
+def _kept(lines: list[str]) -> list[str]:
+    """One run's summary lines for a handover: ``go test ./...`` prints a line per package, a
+    handover needs the failures and the verdict."""
+    if len(lines) <= RESULT_LINES:
+        return lines
+    failing = [ln for ln in lines[:-1] if _FAILING.search(ln.split(": ", 1)[-1])]
+    return [*failing[: RESULT_LINES - 1], lines[-1]]
+
+
+def _block_lines(block: Mapping[str, Any], uses: Mapping[str, Any]) -> list[str]:
+    """The summary lines of one shell result, each as "`command`: line"."""
+    use = uses.get(str(block.get("tool_use_id")))
+    if use is None or str(use.get("name", "")) not in facts.SHELL_TOOLS:
+        return []  # only command output: a file that contains "3 passed" is not a result
+    lines = readable_result(block.get("content")).splitlines()
+    if len(lines) > SCANNED_LINES:  # summaries open (commits) or close (test runs) output
+        lines = lines[:10] + lines[-SCANNED_LINES:]
+    text = "\n".join(ln if len(ln) <= 400 else "" for ln in lines)
+    starts = dict.fromkeys(text.rfind("\n", 0, m.start()) + 1 for m in _LINES.finditer(text))
+    command = facts.one_line(facts.tool_command(use) or "", 60).replace("`", "'")
     found: list[str] = []
-    for block in results:
-        use = uses.get(str(block.get("tool_use_id")))
-        if use is None or str(use.get("name", "")) not in facts.SHELL_TOOLS:
-            continue  # only command output: a file that contains "3 passed" is not a result
-        lines = readable_result(block.get("content")).splitlines()
-        if len(lines) > SCANNED_LINES:  # summaries open (commits) or close (test runs) output
-            lines = lines[:10] + lines[-SCANNED_LINES:]
-        text = "\n".join(ln if len(ln) <= 400 else "" for ln in lines)
-        starts = dict.fromkeys(text.rfind("\n", 0, m.start()) + 1 for m in _LINES.finditer(text))
-        for start in starts:  # one pass over the output, then the lines that matched
-            end = text.find("\n", start)
-            line = text[start : end if end >= 0 else len(text)]
-            clean = line.strip(" =-\t")
-            if not clean or _BOILERPLATE.search(line) or _PROGRESS.search(line):
-                continue
-            if not _REDACTED.search(line):
-                command = facts.one_line(facts.tool_command(use) or "", 60).replace("`", "'")
-                found.append(f"`{command}`: {facts.one_line(clean, 200)}")
+    for start in starts:  # one pass over the output, then the lines that matched
+        end = text.find("\n", start)
+        line = text[start : end if end >= 0 else len(text)]
+        clean = line.strip(" =-\t")
+        noise = _BOILERPLATE.search(line) or _PROGRESS.search(line) or _REDACTED.search(line)
+        if clean and not noise:
+            found.append(f"`{command}`: {facts.one_line(clean, 200)}")
     return found
 
 
