@@ -53,7 +53,9 @@ def run_end_worker(
             row["final_extraction_runs"] = report.runs
     if transcript is not None and hc.settings.auto_memory_enabled:
         try:
-            row["notes"] = update_notes(hc, session_id, transcript)
+            # offline: a model call at every session's end would cost more than the handover
+            # gains; the model improves the notes where they matter, before a compaction
+            row["notes"] = update_notes(hc, session_id, transcript, improve=False)
         except (OSError, MemdirError) as exc:  # the session is over: report, go on
             row["notes"] = f"not updated: {exc}"
     row["team_push"] = _team_push(hc)

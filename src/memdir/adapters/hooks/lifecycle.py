@@ -111,9 +111,12 @@ def _update_notes(inp: HookInput, hc: HookContext) -> str:
     return update_notes(hc, inp.session_id, transcript)
 
 
-def update_notes(hc: HookContext, session_id: str, transcript: Path) -> str:
-    """The session's notes brought up to date offline from ``transcript`` (a model improves
-    them in the notes worker when one is configured); what happened, for the hook log."""
+def update_notes(
+    hc: HookContext, session_id: str, transcript: Path, *, improve: bool = True
+) -> str:
+    """The session's notes brought up to date offline from ``transcript`` (with ``improve``, a
+    model improves them in the notes worker when one is configured); what happened, for the
+    hook log."""
     if hc.settings.claude_mode:
         return "left to the host (its session memory owns that file in --claude mode)"
     from memdir.adapters.hooks.host_transcript import readable
@@ -124,7 +127,7 @@ def update_notes(hc: HookContext, session_id: str, transcript: Path) -> str:
     if not outcome.ok:
         return f"not updated: {outcome.error}"
     done = f"updated ({outcome.messages_covered} messages)" if outcome.changed else "unchanged"
-    if model_for_background(hc):
+    if improve and model_for_background(hc):
         from memdir.adapters.hooks.notes_worker import mark_notes_pending
 
         mark_notes_pending(hc, session_id)
