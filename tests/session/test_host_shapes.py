@@ -143,6 +143,8 @@ HARNESS_TEXTS = [
     "<command-name>/clear</command-name>\n<command-message>clear</command-message>",
     "<local-command-stdout>Compacted</local-command-stdout>",
     "<bash-input>ls</bash-input>",
+    '<ci-monitor-event>CI check "test (ubuntu-latest)" failed on acme/app PR #12. Run `gh pr '
+    "checks 12` to see details, then fix the failing check.</ci-monitor-event>",
 ]
 
 

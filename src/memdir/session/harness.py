@@ -18,6 +18,7 @@ from typing import Any
 
 _PREFIXES = (
     "<task-notification>",
+    "<ci-monitor-event>",  # Claude Code's PR/CI monitor reporting a check or a review comment
     "[Request interrupted by user",
     "<command-name>",
     "<command-message>",
