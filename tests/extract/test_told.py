@@ -7,9 +7,10 @@ import datetime as dt
 from pathlib import Path
 
 from memdir.extract.commands import stands_in
+from memdir.extract.documents import injected_document
 from memdir.extract.form import name_of
 from memdir.extract.rule_extractor import RuleExtractor
-from memdir.extract.rules import candidates, classify, injected_document
+from memdir.extract.rules import candidates, classify
 from memdir.extract.session_rules import session_candidates
 from memdir.extract.specific import specific_tokens
 from memdir.extract.told import location, tracker
