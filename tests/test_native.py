@@ -18,15 +18,15 @@ PROGRAM = textwrap.dedent(
 
     def build():
         batches = 0
-        try:
-            with native.region():
+        with native.region():
+            try:
                 while True:
                     native.check()
                     started.set()
                     time.sleep(0.05)  # one "batch" of native work
                     batches += 1
-        except ShutdownError:
-            print(f"stopped after {batches} batches", flush=True)
+            except ShutdownError:  # inside the region: the exit waits for this line too
+                print(f"stopped after {batches} batches", flush=True)
 
     threading.Thread(target=build, daemon=True).start()
     started.wait(10)

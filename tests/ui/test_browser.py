@@ -110,9 +110,12 @@ def test_a_sessions_injected_memories(ui: Ui, page: Any) -> None:
         page.goto(url)
         page.get_by_role("link", name="Sessions").click()
         page.get_by_role("link", name="sess-browser").click()
-        assert page.get_by_text("Injected 1 memory").is_visible()
+        # a click navigates: wait for the next page instead of asking about it at once
+        page.get_by_text("Injected 1 memory").wait_for(state="visible")
         page.locator(".injected").get_by_role("link", name="Deploy day").click()
-        assert page.get_by_role("heading", name="Deploy day", exact=True).is_visible()
+        heading = page.get_by_role("heading", name="Deploy day", exact=True)
+        heading.wait_for(state="visible")
+        assert heading.is_visible()
 
 
 def test_dream_dry_run_apply_undo_restores_the_bytes(ui: Ui, page: Any) -> None:
