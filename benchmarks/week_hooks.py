@@ -41,6 +41,7 @@ from benchmarks.lessons_eval_wide import (
     sessions,
 )
 
+from memdir.adapters.hooks import hooklog
 from memdir.adapters.hooks.state import SessionStore
 from memdir.consolidate.plan import plan_offline
 from memdir.store import MemoryStore
@@ -100,8 +101,8 @@ def _prompt(entry: dict[str, Any]) -> str:
 
 
 def _rows(machine: Machine, sid: str) -> list[dict[str, Any]]:
-    out = machine.memdir("--json", "hook", "log", "--session", sid, "--limit", "0").stdout
-    return list(json.loads(out)) if out.strip() else []
+    """The session's hook-log rows, read as `memdir hook log` reads them (no process per poll)."""
+    return hooklog.read(machine.cache_dir, session=sid, limit=0)
 
 
 def _catch_up(machine: Machine, sid: str, extracts_before: int) -> bool:

@@ -328,7 +328,7 @@ def _latest_per_command(body: str, runs: Sequence[Sequence[str]]) -> str:
     for run in runs:
         rerun = {command(ln) for ln in run} - {None}
         kept = [ln for ln in kept if command(ln) not in rerun]
-        kept = _append_unique("\n".join(kept), run).splitlines()
+        kept += [ln for ln in dict.fromkeys(run) if ln not in kept]
     return "\n".join(kept)
 
 
