@@ -234,3 +234,21 @@ def test_a_task_brief_bounds_its_own_donts_but_not_what_outlives_it() -> None:
 )
 def test_a_dont_said_once_is_a_rule_only_when_it_outlives_the_task(said: str, kept: bool) -> None:
     assert (classify(said, today=TODAY) is not None) is kept
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "不要在周五部署。如果你改了接口，请更新文档。",  # CJK: no form matches, nothing breaks
+        "Ne déploie jamais le vendredi, s'il te plaît — c'est la règle",
+        "use " + "x" * 1_990 + " as the package manager",  # one huge token
+        "if you change " + "a, " * 600 + "update the docs",
+        "\x00\x01 my github user is \u202ekhaong",
+    ],
+)
+def test_hostile_and_foreign_sentences_say_nothing_and_never_raise(said: str) -> None:
+    from memdir.extract.rules import candidates
+
+    found = candidates(said, today=TODAY)
+    assert all(c.rule != "account" for c in found)  # a control character is not a user name
+    assert all(len(c.statement) < 2_100 for c in found)

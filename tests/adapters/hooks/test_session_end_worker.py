@@ -120,3 +120,17 @@ def test_the_end_leaves_the_sessions_notes_for_session_show(host: FakeHost) -> N
     shown = json.loads(host.memdir("--json", "session", "show").stdout)
     assert shown["notes_path"].endswith(f"{s.session_id}/session-memory/summary.md")
     assert "import" in shown["notes"] and "10 MB" in shown["notes"]
+
+
+def test_a_garbage_transcript_still_ends_the_session(host: FakeHost) -> None:
+    """The end's notes step over a transcript of torn and binary lines reports, never stops the
+    worker before its row."""
+    s = host.session()
+    s.start()
+    s.prompt("Add a --dry-run flag to the export command.")
+    s.reply("Added.")
+    with open(s.transcript.path, "ab") as fh:
+        fh.write(b'{"type":"user","message":{"role":"user","content":"half\n\xff\xfe\x00garbage\n')
+    assert host.run("session-end", s.payload("session-end", reason="exit")).code == 0
+    finished = s.wait_ended()
+    assert "notes" in finished and "team_push" in finished and "dream" in finished
