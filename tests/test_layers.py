@@ -28,6 +28,7 @@ CORE = {
     "slug",
     "native",
     "sameness",
+    "daily_log",
 }
 ADAPTERS = {"adapters", "cli", "ui", "__main__"}
 

@@ -10,9 +10,10 @@ from pathlib import Path
 from memdir.consolidate.agent import AgentDreamer
 from memdir.consolidate.gate import DreamConfig, DreamGate
 from memdir.consolidate.lock import LOCK_NAME, ConsolidationLock
-from memdir.consolidate.logs import DistilledRecord, append_log
+from memdir.consolidate.logs import DistilledRecord
 from memdir.consolidate.run import maybe_dream
 from memdir.consolidate.snapshot import Snapshots
+from memdir.daily_log import append_log
 from memdir.errors import ProviderUnavailableError
 from memdir.llm.base import Completion, CompletionRequest
 from memdir.llm.scripted import ScriptedProvider

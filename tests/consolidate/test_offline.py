@@ -10,10 +10,10 @@ import pytest
 
 from memdir import frontmatter
 from memdir.consolidate.lock import ConsolidationLock
-from memdir.consolidate.logs import append_log
 from memdir.consolidate.offline import OfflineDreamer, apply_plan
 from memdir.consolidate.plan import plan_offline
 from memdir.consolidate.snapshot import Snapshots
+from memdir.daily_log import append_log
 from memdir.errors import ConflictError
 from memdir.store import MemoryStore
 from tests.consolidate.conftest import put, tree

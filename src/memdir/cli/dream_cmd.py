@@ -215,7 +215,7 @@ def cmd_undo(ctx: CliContext) -> int:
 
 
 def cmd_log(ctx: CliContext) -> int:
-    from memdir.consolidate.logs import append_log
+    from memdir.daily_log import append_log
 
     path = append_log(ctx.memory_dir, " ".join(ctx.args.text))
     ctx.out.data({"log": str(path)}, f"logged to {path}")

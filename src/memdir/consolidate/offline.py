@@ -27,9 +27,10 @@ from typing import TYPE_CHECKING, Any
 from memdir import index
 from memdir.atomic import atomic_write
 from memdir.consolidate.base import DreamReport
-from memdir.consolidate.logs import DISTILLED_NAME, Bullet, DistilledRecord
+from memdir.consolidate.logs import DISTILLED_NAME, DistilledRecord
 from memdir.consolidate.plan import DreamPlan, FileChange, plan_offline
 from memdir.consolidate.snapshot import JournalingStore, Snapshot, Snapshots
+from memdir.daily_log import Bullet
 from memdir.errors import ConflictError
 from memdir.extract.rule_extractor import RuleExtractor
 from memdir.extract.rules import Candidate, candidates
