@@ -25,10 +25,10 @@ from pathlib import Path
 
 from memdir.atomic import FILE_MODE, FileLock, ensure_dir, fsync_dir
 from memdir.errors import DreamError
+from memdir.index import LOGS_DIR
 from memdir.pathsafe import read_regular
 from memdir.store import LOCK_NAME
 
-LOGS_DIR = "logs"
 MAX_BULLET_CHARS = 2_000
 _BULLET = re.compile(r"^\s*[-*]\s+(?:(?P<time>\d{1,2}:\d{2})\s*(?:[—–-]\s*)?)?(?P<text>.+?)\s*$")
 

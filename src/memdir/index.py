@@ -36,7 +36,8 @@ MAX_ENTRYPOINT_LINES = 200
 MAX_ENTRYPOINT_CHARS = 25_000
 ENTRY_TARGET_CHARS = 150
 TEAM_PREFIX = "team/"
-UNINDEXED_PREFIXES = ("logs/",)
+LOGS_DIR = "logs"  # the daily logs (memdir.daily_log): a journal, not memories
+UNINDEXED_PREFIXES = (f"{LOGS_DIR}/",)  # never indexed, listed or recalled
 
 _ENTRY = re.compile(r"^\s*[-*]\s+\[(?P<title>[^\]]*)\]\((?P<link>[^)\s]+)\)")
 

@@ -29,7 +29,7 @@ from typing import Any
 from memdir.atomic import atomic_write
 from memdir.errors import UnsafePathError
 from memdir.frontmatter import parse_header_lines
-from memdir.index import ENTRYPOINT_NAME
+from memdir.index import ENTRYPOINT_NAME, UNINDEXED_PREFIXES
 from memdir.model import MemoryHeader
 from memdir.pathsafe import is_within, open_inside, open_regular
 from memdir.validity import VALIDITY_KEYS, validity_meta
@@ -61,7 +61,8 @@ def iter_memory_files(
 ) -> Iterator[tuple[str, os.DirEntry[str]]]:
     """(relative POSIX path, dir entry) for every candidate memory file below ``root``.
 
-    A symlinked file that resolves outside ``root`` is never yielded; it goes to ``issues``.
+    The daily logs (``logs/``) are not memories and are not entered. A symlinked file that
+    resolves outside ``root`` is never yielded; it goes to ``issues``.
     """
     real_root = Path(os.path.realpath(root))
     stack: list[tuple[str, str]] = [(str(root), "")]
@@ -78,7 +79,8 @@ def iter_memory_files(
             rel = prefix + entry.name
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    stack.append((entry.path, rel + "/"))
+                    if not (rel + "/").startswith(UNINDEXED_PREFIXES):
+                        stack.append((entry.path, rel + "/"))
                 elif entry.name.endswith(".md") and entry.name != ENTRYPOINT_NAME:
                     if entry.is_symlink() and not link_inside(real_root, entry, issues):
                         continue

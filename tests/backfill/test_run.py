@@ -85,6 +85,21 @@ def test_ten_sessions_with_one_lesson_end_as_one_memory_with_ten_sightings(
     assert report.outcomes[0].written and all(o.written for o in report.outcomes[1:])
 
 
+def test_a_habit_asked_once_in_two_past_sessions_is_learnt_dated_by_its_sessions(
+    home: Path, tmp_path: Path, store: MemoryStore
+) -> None:
+    for n, ask in enumerate(["commit, push and open a draft PR", "push, raise a draft PR"]):
+        turns = [("user", f"Fix issue #{n}."), ("assistant", "ok"), ("user", ask)]
+        claude_session(home, tmp_path, turns, when=DAY0 + dt.timedelta(days=2 * n))
+    _plan, report = run(store, Files(claude_dir(home, tmp_path)), BackfillCursor(tmp_path / "c"))
+    assert [o.status for o in report.outcomes] == ["learnt"] * 2
+    [header] = store.list()
+    body = store.read(header.filename).body
+    assert "- 2026-03-04: the user asked" in body and "in a session of 2026-03-02, and" in body
+    logs = sorted(p.name for p in (store.root / "logs").rglob("*.md"))
+    assert logs == ["2026-03-02.md", "2026-03-04.md"]  # each noted on its session's day
+
+
 def test_oldest_first_and_a_second_run_does_nothing(
     home: Path, tmp_path: Path, store: MemoryStore
 ) -> None:

@@ -22,6 +22,7 @@ def test_only_memory_files_changed_at_or_after_the_moment_count(tmp_path: Path) 
     _write(tmp_path / "MEMORY.md", "index", now)  # rewritten with every save: not a memory
     _write(tmp_path / ".git" / "x.md", "hidden", now)
     _write(tmp_path / "notes.txt", "not markdown", now)
+    _write(tmp_path / "logs" / "2026" / "12" / "2026-12-02.md", "- a journal line", now)
     assert changed_since(tmp_path, now) is None
     _write(tmp_path / "team" / "new.md", "y", now)
     assert changed_since(tmp_path, now) == tmp_path / "team" / "new.md"

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from memdir import scan
 from memdir.recall import dirstate
 from memdir.recall.dirstate import DirState
 
@@ -40,10 +41,13 @@ def big(tmp_path: Path) -> tuple[Path, DirState]:
 
 def test_same_listing_rules_as_the_scan(tmp_path: Path) -> None:
     root = tmp_path / "mem"
-    for rel in ("a.md", "MEMORY.md", ".hidden.md", ".cache/x.md", "notes.txt", "team/t.md"):
+    rels = ("a.md", "MEMORY.md", ".hidden.md", ".cache/x.md", "notes.txt", "team/t.md")
+    for rel in (*rels, "logs/2026/12/2026-12-02.md", "team/logs/kept.md"):
         put(root, rel)
     (root / "link").symlink_to(root / "team", target_is_directory=True)
-    assert sorted(DirState(root).poll().changed) == ["a.md", "team/t.md"]
+    listed = ["a.md", "team/logs/kept.md", "team/t.md"]  # the daily logs are not memories
+    assert sorted(DirState(root).poll().changed) == listed
+    assert sorted(rel for rel, _entry in scan.iter_memory_files(root)) == listed
 
 
 def test_nothing_changed_lists_no_directory(

@@ -34,6 +34,7 @@ from memdir.daily_log import Bullet
 from memdir.errors import ConflictError
 from memdir.extract.rule_extractor import RuleExtractor
 from memdir.extract.rules import Candidate, candidates
+from memdir.extract.sightings import is_sighting
 from memdir.store import MemoryStore
 
 if TYPE_CHECKING:
@@ -43,9 +44,12 @@ Progress = Callable[[int, int, str], None]
 
 
 def log_candidates(pending: Sequence[Bullet]) -> list[tuple[Bullet, Candidate]]:
-    """What the rule extractor would save from each pending bullet (explicit statements only)."""
+    """What the rule extractor would save from each pending bullet (explicit statements only; a
+    sighting the extractor noted quotes the user, it does not state a rule)."""
     found = []
     for bullet in pending:
+        if is_sighting(bullet.text):
+            continue
         for candidate in candidates(bullet.text, today=bullet.day):
             found.append((bullet, candidate))
     return found

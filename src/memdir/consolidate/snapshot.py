@@ -38,8 +38,8 @@ from typing import Any
 
 from memdir.atomic import FILE_MODE, atomic_write, content_hash, ensure_dir, fsync_dir
 from memdir.consolidate.logs import DISTILLED_NAME
-from memdir.daily_log import LOGS_DIR
 from memdir.errors import ConflictError, MemoryNotFoundError, UnsafePathError
+from memdir.index import LOGS_DIR
 from memdir.scan import ScanResult
 from memdir.store import MemoryStore
 

@@ -13,7 +13,9 @@ Invariants:
   workers take turns from the check to the record, ``adapters.hooks.extraction``); a file whose
   mtime still equals the recorded one is skipped, a later edit of it counts again.
 - ``MEMORY.md`` (any scope) does not count: the store rewrites it with every save, and a pointer
-  line alone is not a memory. Hidden paths (locks, temps, ``.git``) do not count.
+  line alone is not a memory. Hidden paths (locks, temps, ``.git``) and the daily logs (a
+  journal; the extractor itself notes sightings there) do not count: the files walked are
+  :func:`memdir.scan.iter_memory_files`', the one listing rule.
 - Bounded and never raising: a walk stops at the first change found and at :data:`MAX_FILES`
   files; unreadable entries are skipped. A false "wrote" only skips one extraction (the cursor
   moves on, nothing is lost); a false "did not write" is what loses data, so ties count as writes.
@@ -28,7 +30,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from memdir.atomic import atomic_write, locked
-from memdir.index import ENTRYPOINT_NAME
+from memdir.scan import iter_memory_files
 
 MAX_FILES = 100_000
 MAX_OWN_WRITES = 500  # recent extraction writes remembered per memory dir
@@ -43,26 +45,13 @@ def changed_since(
     extraction did not write itself; None when there is none."""
     own = own or {}
     threshold = since_ns - CLOCK_SLACK_NS
-    seen = 0
-    stack = [str(memory_dir)]
-    while stack:
-        try:
-            entries = list(os.scandir(stack.pop()))
-        except OSError:
-            continue
-        for entry in entries:
-            if entry.name.startswith("."):
-                continue
-            seen += 1
-            if seen > MAX_FILES:
-                return None
-            with contextlib.suppress(OSError):
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append(entry.path)
-                elif entry.name.endswith(".md") and entry.name != ENTRYPOINT_NAME:
-                    mtime = entry.stat(follow_symlinks=False).st_mtime_ns
-                    if mtime >= threshold and own.get(os.path.abspath(entry.path)) != mtime:
-                        return Path(entry.path)
+    for seen, (_rel, entry) in enumerate(iter_memory_files(memory_dir), start=1):
+        if seen > MAX_FILES:
+            return None
+        with contextlib.suppress(OSError):
+            mtime = entry.stat(follow_symlinks=False).st_mtime_ns
+            if mtime >= threshold and own.get(os.path.abspath(entry.path)) != mtime:
+                return Path(entry.path)
     return None
 
 

@@ -7,7 +7,8 @@ in six — never with "always"). A habit here is a known workflow choice with it
 the lesson is stated in general words with its own **How to apply:** — and it is saved only when
 two separate user messages of one session ask for it, each as a request (not "he's got a draft
 PR up", not a negation). The session rules (:mod:`memdir.extract.session_rules`) run it, so it
-closes at the second request on the hook path and the CLI path alike.
+closes at the second request on the hook path and the CLI path alike. A habit asked for once
+in each of two sessions is saved too, through the daily log (:mod:`memdir.extract.sightings`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memdir.extract.rules import Candidate, sentences
+from memdir.extract.sightings import Sighting
 from memdir.model import MemoryType
 
 _F = re.IGNORECASE
@@ -133,27 +135,43 @@ def repeated_habits(texts: Sequence[tuple[int, str]]) -> list[tuple[int, Candida
     """(index of the second request, lesson) for every habit two user messages ask for."""
     found = []
     for habit in HABITS:
-        asked = [(i, t) for i, t in texts if len(t) <= 2_000 and _asks(habit, t)]
+        asked = _asked(habit, texts)
         if len(asked) < 2:
             continue
         (_, first), (at, second) = asked[0], asked[1]
-        found.append(
-            (
-                at,
-                Candidate(
-                    "save",
-                    MemoryType.FEEDBACK,
-                    habit.statement,
-                    "the user asked for it in two separate requests of one session",
-                    "habit",
-                    first,
-                    name=habit.name,
-                    how=habit.how,
-                    evidence=f'the user asked "{_short(first)}" and later "{_short(second)}"',
-                ),
-            )
-        )
+        evidence = f'the user asked "{_short(first)}" and later "{_short(second)}"'
+        found.append((at, _lesson(habit, first, evidence)))
     return found
+
+
+def habit_sightings(texts: Sequence[tuple[int, str]]) -> list[Sighting]:
+    """The first request of each habit in a session (:mod:`memdir.extract.sightings` promotes it
+    when another session asked too)."""
+    found = []
+    for habit in HABITS:
+        asked = _asked(habit, texts)
+        if asked:
+            at, text = asked[0]
+            found.append(Sighting(at, habit.id, text, _lesson(habit, text, None)))
+    return found
+
+
+def _asked(habit: Habit, texts: Sequence[tuple[int, str]]) -> list[tuple[int, str]]:
+    return [(i, t) for i, t in texts if len(t) <= 2_000 and _asks(habit, t)]
+
+
+def _lesson(habit: Habit, source: str, evidence: str | None) -> Candidate:
+    return Candidate(
+        "save",
+        MemoryType.FEEDBACK,
+        habit.statement,
+        "the user asked for it in two separate requests of one session",
+        "habit",
+        source,
+        name=habit.name,
+        how=habit.how,
+        evidence=evidence,
+    )
 
 
 def _short(text: str, limit: int = 100) -> str:
@@ -161,4 +179,4 @@ def _short(text: str, limit: int = 100) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-__all__ = ["HABITS", "Habit", "repeated_habits"]
+__all__ = ["HABITS", "Habit", "habit_sightings", "repeated_habits"]

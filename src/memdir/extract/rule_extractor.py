@@ -35,7 +35,8 @@ from memdir.extract import form
 from memdir.extract.base import ExtractionResult, unique_written
 from memdir.extract.rules import Candidate, candidates
 from memdir.extract.said import user_words
-from memdir.extract.session_rules import session_candidates, session_lessons
+from memdir.extract.session_rules import session_lessons, session_sightings
+from memdir.extract.sightings import across_sessions
 from memdir.llm.base import Message
 from memdir.model import Memory
 from memdir.sameness import Doc, closest, make_doc
@@ -100,12 +101,27 @@ class RuleExtractor:
             for c in candidates(words, today=today)
         ]
         found += [(i, c) for i, c in session_lessons(messages) if i >= since]
+        found += self._across_sessions(messages, since)
         return self.apply([c for _i, c in sorted(found, key=lambda pair: pair[0])])
 
     def apply_session(self, messages: Sequence[Message], *, since: int = 0) -> ExtractionResult:
         """Only the whole-session rules, for lessons that close at ``since`` or later (what a
         model extractor, which reads single turns, leaves to them)."""
-        return self.apply(session_candidates(messages, since=since))
+        found = [(i, c) for i, c in session_lessons(messages) if i >= since]
+        found += self._across_sessions(messages, since)
+        return self.apply([c for _i, c in sorted(found, key=lambda pair: pair[0])])
+
+    def _across_sessions(
+        self, messages: Sequence[Message], since: int
+    ) -> list[tuple[int, Candidate]]:
+        """What this session asked once and an earlier session asked too (the daily log notes
+        each first ask, :mod:`memdir.extract.sightings`)."""
+        session, found = session_sightings(messages)
+        if not found:
+            return []
+        return across_sessions(
+            self.store.root, found, session=session, since=since, now=self._clock()
+        )
 
     def apply_texts(self, texts: Sequence[str]) -> ExtractionResult:
         today = self._clock().date()

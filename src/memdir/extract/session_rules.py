@@ -7,7 +7,8 @@ Users rarely say "remember that…". A careful reader of a session still notices
 * **frustration with a way forward** — "we're just guessing… why don't you read the docs"
   says how the user wants a stuck problem approached: feedback, in the user's words;
 * **a workflow habit asked for twice** — "open a draft PR" in two requests
-  (:mod:`memdir.extract.habits`);
+  (:mod:`memdir.extract.habits`), or once in each of two sessions, through the daily log
+  (:func:`session_sightings`, :mod:`memdir.extract.sightings`);
 * **a fix the session proved** — a command failed for an environmental reason (a hook rejected
   the commit, the branch has no upstream, a module is missing, the tool is not on the PATH), and
   a different command then worked: project, the lesson in general words
@@ -26,13 +27,13 @@ code structure, git history and task state (reference §4) are out of scope by c
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Sequence
 
 from memdir.extract.commands import program, stands_in
 from memdir.extract.fixes import Proof, kind_of, lesson
-from memdir.extract.habits import repeated_habits
+from memdir.extract.habits import habit_sightings, repeated_habits
 from memdir.extract.rules import Candidate, sentences
+from memdir.extract.sightings import Sighting, session_key
 from memdir.llm.base import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from memdir.model import MemoryType
 from memdir.session.harness import is_harness_text
@@ -136,42 +137,55 @@ def _user_texts(messages: Sequence[Message]) -> list[tuple[int, str]]:
     return texts
 
 
-def _check_ups(messages: Sequence[Message]) -> list[tuple[int, Candidate]]:
-    asked: Counter[str] = Counter()
-    source: dict[str, str] = {}
-    second: dict[str, int] = {}
+def _check_up_asks(messages: Sequence[Message]) -> dict[str, list[tuple[int, str]]]:
+    """verb -> (index, text) of every short check-up the user asked, in order."""
+    asks: dict[str, list[tuple[int, str]]] = {}
     for index, text in _user_texts(messages):
         if len(text.split()) > 14:
             continue
         m = next((m for x in sentences(text) if (m := _CHECK_UP.match(x.lower()))), None)
         if m:
             verb = m.group("verb").lower()
-            verb = _BASE_VERB.get(verb, verb)
-            asked[verb] += 1
-            source.setdefault(verb, text.strip())
-            if asked[verb] == 2:  # asked again: an expectation, not a one-off
-                second[verb] = index
+            asks.setdefault(_BASE_VERB.get(verb, verb), []).append((index, text.strip()))
+    return asks
+
+
+def _check_ups(messages: Sequence[Message]) -> list[tuple[int, Candidate]]:
     found = []
-    for verb, at in second.items():
-        ask = " ".join(source[verb].split())[:120]
-        found.append(
-            (
-                at,
-                Candidate(
-                    "save",
-                    MemoryType.FEEDBACK,
-                    f"When a task is finished, {verb} without being asked: the user expects it "
-                    "and checks",
-                    "the user had to check on it more than once in a session",
-                    "check-up",
-                    source[verb],
-                    name=_NAME_CHECK_UP.get(verb, f"Finish work with {verb} without being asked"),
-                    how=_HOW_CHECK_UP.get(verb, f"Do the {verb} step as part of finishing a task."),
-                    evidence=f'the user asked "{ask}" and had to ask again later',
-                ),
-            )
-        )
+    for verb, asked in _check_up_asks(messages).items():
+        if len(asked) < 2:
+            continue  # asked again: an expectation, not a one-off
+        source = asked[0][1]
+        ask = " ".join(source.split())[:120]
+        evidence = f'the user asked "{ask}" and had to ask again later'
+        found.append((asked[1][0], _check_up_lesson(verb, source, evidence)))
     return found
+
+
+def _check_up_lesson(verb: str, source: str, evidence: str | None) -> Candidate:
+    return Candidate(
+        "save",
+        MemoryType.FEEDBACK,
+        f"When a task is finished, {verb} without being asked: the user expects it and checks",
+        "the user had to check on it more than once in a session",
+        "check-up",
+        source,
+        name=_NAME_CHECK_UP.get(verb, f"Finish work with {verb} without being asked"),
+        how=_HOW_CHECK_UP.get(verb, f"Do the {verb} step as part of finishing a task."),
+        evidence=evidence,
+    )
+
+
+def session_sightings(messages: Sequence[Message]) -> tuple[str, list[Sighting]]:
+    """The session's key and the first ask of each habit and check-up in it, for
+    :func:`memdir.extract.sightings.across_sessions`."""
+    texts = _user_texts(messages)
+    found = habit_sightings(texts)
+    for verb, asked in _check_up_asks(messages).items():
+        at, text = asked[0]
+        lesson = "check-up-" + verb.replace(" ", "-")
+        found.append(Sighting(at, lesson, text, _check_up_lesson(verb, text, None)))
+    return session_key(texts[0][1] if texts else ""), found
 
 
 def _frustrations(messages: Sequence[Message]) -> list[tuple[int, Candidate]]:

@@ -10,7 +10,8 @@ stat-ed in full: on every poll while the dir holds at most
 :data:`FULL_STAT_LIMIT` files (cheap), and at most every ``sweep_interval`` seconds above that.
 
 Invariants:
-- The listing rules are :func:`memdir.scan.iter_memory_files`' (``*.md`` except ``MEMORY.md``,
+- The listing rules are :func:`memdir.scan.iter_memory_files`' (``*.md`` except ``MEMORY.md``
+  and the daily logs,
   no hidden entries, symlinked directories not entered, symlinked files followed).
 - A directory whose mtime is within :data:`RACY_SECONDS` of the moment it was listed is listed
   again next time: a file created in the same clock tick as the listing would otherwise be missed
@@ -26,7 +27,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memdir.index import ENTRYPOINT_NAME
+from memdir.index import ENTRYPOINT_NAME, UNINDEXED_PREFIXES
 from memdir.scan import link_inside
 
 FULL_STAT_LIMIT = 500
@@ -175,7 +176,8 @@ class DirState:
             rel = prefix + entry.name
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    subdirs.append(rel + "/")
+                    if not (rel + "/").startswith(UNINDEXED_PREFIXES):
+                        subdirs.append(rel + "/")
                 elif entry.name.endswith(".md") and entry.name != ENTRYPOINT_NAME:
                     known = self.files.get(rel) if trust_inodes else None
                     if known is not None and not entry.is_symlink() and known[3] == entry.inode():

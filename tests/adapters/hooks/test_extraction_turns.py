@@ -16,6 +16,7 @@ from pathlib import Path
 from memdir.adapters.hooks.extraction import WorkerReport, run_worker
 from memdir.adapters.hooks.state import SessionStore
 from memdir.extract.base import ExtractionResult
+from memdir.extract.rule_extractor import RuleExtractor
 from memdir.llm.base import Message
 from memdir.store import MemoryStore
 from memdir.transcripts import Transcript
@@ -79,3 +80,31 @@ def test_a_parallel_sessions_fresh_write_does_not_skip_this_sessions_turn(tmp_pa
     texts = "\n".join(p.read_text() for p in memory_dir.glob("*.md"))
     assert "kiwi-9" in texts and "mango-4" in texts
     assert store.load("codex-1").cursor is not None
+
+
+def test_a_sighting_noted_in_the_daily_log_is_not_the_agent_writing_memory(
+    tmp_path: Path,
+) -> None:
+    """The worker notes a first draft-PR ask in the daily log; the next turn must still be
+    extracted (a log line is a journal entry, not a memory the agent saved)."""
+    memory_dir, cache_dir = tmp_path / "memory", tmp_path / "cache"
+    store, path = SessionStore(cache_dir), tmp_path / "s.jsonl"
+    transcript = Transcript(path, "s", str(tmp_path))
+    rules = RuleExtractor(MemoryStore(memory_dir))
+    said = ["commit, push and open a draft PR", "Remember that the cache server is kiwi-9."]
+    for text in said:
+        transcript.user(text)
+        transcript.assistant("Done.", model=MODEL)
+        report = run_worker(
+            store=store,
+            cache_dir=cache_dir,
+            memory_dir=memory_dir,
+            session_id="s",
+            transcript=path,
+            make_extractor=lambda: rules,
+            include_meta=False,
+        )
+        assert report.skipped is None
+    assert [p.name for p in (memory_dir / "logs").rglob("*.md")]  # the sighting was noted
+    [memory] = MemoryStore(memory_dir).list()
+    assert "kiwi-9" in MemoryStore(memory_dir).read(memory.filename).body
