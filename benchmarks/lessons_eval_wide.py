@@ -317,6 +317,13 @@ def render(result: dict[str, Any]) -> str:
         f"{week['unjudged']} unjudged); the same lesson twice: {result['same_lesson_twice']}; "
         f"duplicates dream would merge: {result['dream_duplicates']}.",
     ]
+    across = Counter(m["judgment"] for m in week_only(result))
+    if across:
+        lines.append(
+            f"Saved only across sessions (no single session shows them): "
+            f"{sum(across.values())} ({across['useful']} useful / {across['noise']} noise / "
+            f"{across['harmful']} harmful / {across['unjudged']} unjudged)."
+        )
     return "\n".join(lines)
 
 
@@ -341,6 +348,16 @@ def main(argv: Sequence[str] | None = None) -> None:
                 flag = f"  ⚑ {m['specific']}" if m["specific"] else ""
                 head = f"- {r['session']} [{m['judgment']}] {m['key']}"
                 print(f"{head} {m['name']} — {m['description']}{flag}")
+        for m in week_only(result):
+            flag = f"  ⚑ {m['specific']}" if m["specific"] else ""
+            head = f"- week {m['repo']} [{m['judgment']}] {m['key']}"
+            print(f"{head} {m['name']} — {m['description']}{flag}")
+
+
+def week_only(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The weeks' memories no single session saved: lessons seen across sessions."""
+    alone = {(r["repo"], m["key"]) for r in result["rows"] for m in r["saved"]}
+    return [m for m in result["memories"] if (m["repo"], m["key"]) not in alone]
 
 
 if __name__ == "__main__":

@@ -44,6 +44,8 @@ from benchmarks.lessons_eval_wide import (
 from memdir.adapters.hooks import hooklog
 from memdir.adapters.hooks.state import SessionStore
 from memdir.consolidate.plan import plan_offline
+from memdir.daily_log import bullets, log_files
+from memdir.extract.sightings import is_sighting
 from memdir.store import MemoryStore
 
 CATCH_UP_SECONDS = 120.0
@@ -194,6 +196,13 @@ def run(source: Path, data: Path, repo: str, part: str, limit: int) -> dict[str,
             ]
             store = MemoryStore(machine.memory_dir)
             dupes = len(plan_offline(store, today=dt.date.today()).duplicates) if memories else 0
+            root = machine.memory_dir
+            seen = [
+                b.text
+                for rel, day in log_files(root)
+                for b in bullets(root, rel, day)
+                if is_sighting(b.text)
+            ]
         finally:
             machine.stop_daemon()
     return {
@@ -202,6 +211,7 @@ def run(source: Path, data: Path, repo: str, part: str, limit: int) -> dict[str,
         "rows": rows,
         "memories": memories,
         "dream_duplicates": dupes,
+        "sightings": seen,
         "handover": (
             json.loads(show.stdout)["notes"]
             if show.returncode == 0
@@ -240,6 +250,9 @@ def render(result: dict[str, Any]) -> str:
     lines += [
         "",
         f"Duplicates dream would still merge: {result['dream_duplicates']}.",
+        "",
+        f"Single sightings noted in the daily log: {len(result['sightings'])} "
+        f"({', '.join(sorted({s.split()[1] for s in result['sightings']})) or 'none'}).",
         "",
         "`memdir session show` of the last session:",
         "",

@@ -47,6 +47,11 @@ LESSONS = [
         "python run.py", "ModuleNotFoundError: No module named 'yaml'", ".venv/bin/python run.py"
     ),
     _proof("npm run e2e", "sh: 1: playwright: not found in PATH", "npm run e2e", "npm ci"),
+    _proof(
+        "swag init -g cmd/main.go -o docs",
+        "bash: swag: command not found",
+        "~/go/bin/swag init -g cmd/main.go -o docs",
+    ),
 ]
 
 
@@ -85,3 +90,11 @@ def test_looking_for_a_tool_in_between_is_not_the_fix() -> None:
     assert lesson(_proof("go build ./...", missing, "go build ./...", "which go")) is None
     fixed = lesson(_proof("go build ./...", missing, "go build ./...", "brew install go"))
     assert fixed is not None and "brew install" in fixed.statement
+
+
+def test_a_tool_off_the_path_is_named_by_its_path_not_by_one_runs_flags() -> None:
+    missing = "bash: swag: command not found"
+    found = lesson(_proof("swag init -g a.go -o docs", missing, "~/go/bin/swag init -g a.go"))
+    assert found is not None and found.name == "Run swag by its full path here"
+    assert found.statement == "`swag` is not on the PATH here: run it by its full path"
+    assert found.how is not None and "~/go/bin/swag …" in found.how

@@ -144,3 +144,28 @@ def test_a_damaged_or_foreign_log_is_skipped(tmp_path: Path) -> None:
     (tmp_path / "logs" / "2026" / "11" / "notes.md").write_text("- seen draft-pr in session")
     extract(store, FIRST, MONDAY)
     assert store.list() == []  # nothing in them was another session's sighting
+
+
+def test_the_projects_check_asked_for_by_name_in_two_sessions(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path)
+    extract(store, session("add the export flag", "run `bun verify`"), MONDAY)
+    [path] = extract(store, session("fix the flaky test", "now run bun verify please"), THURSDAY)
+    memory = store.read(path.name)
+    assert memory.name == "Check changes with `bun verify`" and memory.type == "project"
+    assert specific_tokens(f"{memory.name}\n{memory.description}") == []
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "mise run build is failing",  # a report
+        "run `npm run dev`",  # a dev server, not a check
+        "run `pytest tests/test_a.py -k slow`",  # one run's file and flags
+        "run `git status`",  # a probe
+    ],
+)
+def test_a_command_that_is_not_the_projects_check_is_not_noted(tmp_path: Path, said: str) -> None:
+    store = MemoryStore(tmp_path)
+    extract(store, session("start", said), MONDAY)
+    extract(store, session("again", said), THURSDAY)
+    assert noted(tmp_path) == [] and store.list() == []

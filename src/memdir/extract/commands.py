@@ -5,7 +5,8 @@ A lesson about a command must read the same on every branch and every day, so it
 the command's *shape* (:func:`shape`): the runners in front ("uv run", "npx", "sudo"), the
 program, its subcommand and its flags — no flag values, positional arguments, redirections or
 filters (``git push --set-upstream origin feat 2>&1 | tail`` → ``git push --set-upstream``).
-:func:`program` is what two commands must share for one to be the fix of the other.
+:func:`program` is what two commands must share for one to be the fix of the other;
+:func:`probes` says a command only looks (its failure finds nothing, its success fixes nothing).
 """
 
 from __future__ import annotations
@@ -151,3 +152,17 @@ def prefix(failed: str, working: str) -> str:
     if head and head in w and w.index(head) > 0:
         return " ".join(w[: w.index(head)])
     return ""
+
+
+# Read-only probes: a failing one found nothing (exploring, not an error), a working one fixed
+# nothing (it only looked). One list for the fix rules and the session notes alike.
+_PROBE = re.compile(
+    r"^(?:cd\s+\S+\s*&&\s*)?(?:find|ls|which|whereis|type|command\s+-v|locate|cat|head|tail|"
+    r"grep|rg|echo|pwd|stat|file|env|printenv|wc|tree|test|"
+    r"git\s+(?:status|log|diff|show|branch|rev-parse))\b"
+)
+
+
+def probes(command: str) -> bool:
+    """True for a command that only looks (``find``, ``ls``, ``which``, ``git status``)."""
+    return bool(_PROBE.match(command.strip()))

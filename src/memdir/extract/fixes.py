@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 
 from memdir.extract.commands import prefix as runner_prefix
-from memdir.extract.commands import program, shape
+from memdir.extract.commands import probes, program, shape
 from memdir.extract.rules import Candidate
 from memdir.model import MemoryType
 
@@ -204,6 +204,16 @@ def _specific(kind: Kind, proof: Proof, f: str, w: str) -> _Made | None:
             "not on the PATH",
             f"Wherever a command or a doc says plain `{tool} …`, run `{prefix} {tool} …` instead.",
         )
+    tool, path = (f.split() or [""])[0], (w.split() or [""])[0]
+    if kind.id == "missing-tool" and "/" in path and "/" not in tool and path.endswith(f"/{tool}"):
+        # `swag` not found, `~/go/bin/swag` worked: the tool lives off the PATH; the lesson is
+        # the path, not the flags of that one run
+        return (
+            f"Run {tool} by its full path here",
+            f"`{tool}` is not on the PATH here: run it by its full path",
+            f"{tool} is installed in {path.rsplit('/', 1)[0]}, which is not on the PATH",
+            f"Wherever a command or a doc says plain `{tool} …`, run `{path} …` instead.",
+        )
     if kind.id == "permission" and prefix == "sudo":
         return (
             f"{f.split()[0]} needs sudo here",
@@ -224,7 +234,7 @@ def _general(kind: Kind, proof: Proof, f: str, w: str) -> _Made | None:
         )
     if proof.step is None:
         return None  # the same command passing again proves nothing
-    if _inspects(proof.step):
+    if probes(proof.step):
         # "find / -name go" between two `go build`s looked for the tool; it changed nothing, so
         # what made the retry work (a PATH, a full path) is not in the commands: no lesson
         return None
@@ -240,17 +250,6 @@ def _general(kind: Kind, proof: Proof, f: str, w: str) -> _Made | None:
         f"`{f}` depends on a step the environment does not do by itself",
         how,
     )
-
-
-_INSPECT = re.compile(
-    r"^(?:cd\s+\S+\s*&&\s*)?(?:find|ls|which|whereis|type|command\s+-v|locate|cat|head|tail|"
-    r"grep|rg|echo|pwd|stat|file|env|printenv|wc|tree|git\s+(?:status|log|diff|show|branch))\b"
-)
-
-
-def _inspects(command: str) -> bool:
-    """True for a command that only looks (``find``, ``ls``, ``which``, ``git status``)."""
-    return bool(_INSPECT.match(command.strip()))
 
 
 def _evidence(proof: Proof) -> str:

@@ -179,4 +179,63 @@ def _short(text: str, limit: int = 100) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-__all__ = ["HABITS", "Habit", "habit_sightings", "repeated_habits"]
+# "run `bun verify`", "can you check mise run test:ci": the project's own check, asked for by
+# name. Once is a request; in two sessions it is how work here is checked (the gap study: "run
+# `bun verify`" in three sessions of one repository, `mise run test:ci` in five).
+_CHECK_ASK = re.compile(
+    r"\b(?:run|rerun|re-run|check|try|use|execute|verify with)\s+(?:the\s+)?"
+    r"(?:`(?P<quoted>[^`\n]{3,60})`|(?P<bare>(?:mise run|make|just|npm run|pnpm run|yarn run|"
+    r"bun run|task)\s+[\w:.-]+|bun (?:verify|check|test|lint|typecheck)\b))",
+    _F,
+)
+# what runs a project's check; a probe, git or an editor is not one
+_CHECK_PROGRAM = re.compile(
+    r"^(?:mise|make|just|task|npm|pnpm|yarn|bun|npx|bunx|cargo|go|uv|poetry|pytest|tox|nox|"
+    r"ruff|mypy|tsc|eslint|golangci-lint|mix|gradle|\./gradlew|mvn|dotnet|composer|rake|"
+    r"bundle)\b"
+)
+# what it is for: a check, not a dev server, a deploy or a one-off script
+_CHECKS = re.compile(
+    r"test|check|lint|verify|type|\bci\b|fmt|format|build|e2e|validate|spec|vet|clippy|audit", _F
+)
+_REPORTED = re.compile(r"\b(?:is|are|was|keeps?|still)\s+(?:failing|broken|red|passing)\b", _F)
+
+
+def check_sightings(texts: Sequence[tuple[int, str]]) -> list[Sighting]:
+    """The first request of each named check command in a session (saved by
+    :mod:`memdir.extract.sightings` once another session asks for the same command)."""
+    found: dict[str, Sighting] = {}
+    for i, text in texts:
+        if len(text) > 2_000:
+            continue
+        for sentence in sentences(text):
+            m = _CHECK_ASK.search(sentence)
+            if m is None or _REPORTED.search(sentence) or _REFUSED.search(sentence[: m.start()]):
+                continue
+            command = " ".join((m.group("quoted") or m.group("bare")).split())
+            general = command.replace(" ./...", "")  # Go's "every package" is no path
+            if not _CHECK_PROGRAM.match(command) or not _CHECKS.search(command):
+                continue
+            if re.search(r"[/~]|\d{3,}|\s-", general):
+                continue  # a path, an id or flags: one run's, not the project's check
+            lesson = "run-" + re.sub(r"[^a-z0-9]+", "-", command.lower()).strip("-")[:36]
+            if lesson not in found:
+                found[lesson] = Sighting(i, lesson, text, _check_lesson(command, text))
+    return list(found.values())
+
+
+def _check_lesson(command: str, source: str) -> Candidate:
+    return Candidate(
+        "save",
+        MemoryType.PROJECT,
+        f"Check work here with `{command}`: the user asks for it session after session",
+        "the user asked for it in separate sessions",
+        "check-command",
+        source,
+        name=f"Check changes with `{command}`",
+        how=f"Before reporting a change as done, run `{command}` and report its result; fix "
+        "what it finds first.",
+    )
+
+
+__all__ = ["HABITS", "Habit", "check_sightings", "habit_sightings", "repeated_habits"]

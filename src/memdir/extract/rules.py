@@ -178,11 +178,7 @@ _ONE_OFF = re.compile(
 # "don't give it a number", "never merge this": a directive about the thing at hand (its object
 # a pronoun), or "don't fix anything, but just validate it works" (this task's scope), is the
 # current task's instruction, not a standing rule: a standing one names what it is about
-_AT_HAND = re.compile(
-    r"^\w+(?:\s+(?:up|out|back|down|off|over))?\s+(?:it|this|that|them|these|those)\b"
-    r"|,?\s+but\s+(?:just|only)\s+",
-    _F,
-)
+_BUT_ONLY = re.compile(r",?\s+but\s+(?:just|only)\s+", _F)  # "…, but only this file"
 _VAGUE = re.compile(
     r"^(?:do |touch |change |say |use )?(?:that|this|it|so|them|those)\b.{0,20}$", _F
 )
@@ -336,7 +332,12 @@ def classify(sentence: str, *, today: dt.date) -> Candidate | None:
         cue = m.group("cue").lower().replace("dont", "don't")
         if cue == "stop" and not re.match(r"\w+ing\b", m.group("x")):
             return None  # "stop the server" is an action; "stop adding comments" is a habit
-        if _words(m.group("x")) < 2 or _VAGUE.match(m.group("x")) or _AT_HAND.search(m.group("x")):
+        if (
+            _words(m.group("x")) < 2
+            or _VAGUE.match(m.group("x"))
+            or standing.AT_HAND.match(m.group("x"))
+            or _BUT_ONLY.search(m.group("x"))
+        ):
             return None
         lasting = _LASTING_DONT.search(m.group("x")) or _BECAUSE.search(text)
         if cue in ("don't", "do not", "avoid") and not lasting:

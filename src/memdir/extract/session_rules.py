@@ -31,7 +31,7 @@ from collections.abc import Sequence
 
 from memdir.extract.commands import program, stands_in
 from memdir.extract.fixes import Proof, kind_of, lesson
-from memdir.extract.habits import habit_sightings, repeated_habits
+from memdir.extract.habits import check_sightings, habit_sightings, repeated_habits
 from memdir.extract.rules import Candidate, sentences
 from memdir.extract.sightings import Sighting, session_key
 from memdir.llm.base import Message, TextBlock, ToolResultBlock, ToolUseBlock
@@ -180,7 +180,7 @@ def session_sightings(messages: Sequence[Message]) -> tuple[str, list[Sighting]]
     """The session's key and the first ask of each habit and check-up in it, for
     :func:`memdir.extract.sightings.across_sessions`."""
     texts = _user_texts(messages)
-    found = habit_sightings(texts)
+    found = habit_sightings(texts) + check_sightings(texts)
     for verb, asked in _check_up_asks(messages).items():
         at, text = asked[0]
         lesson = "check-up-" + verb.replace(" ", "-")

@@ -49,7 +49,10 @@ _UNASKED = re.compile(
     rf"tell\s+you\s+to\s+|want(?:ed)?\s+you\s+to\s+)(?P<x>(?:{_ACTS})\b.*)$",
     _F,
 )
-_PRONOUN_OBJECT = re.compile(r"^\w+\s+(?:it|this|that|them|these|those)\b", _F)
+# "change it", "clean that up": the object is the thing at hand, not a kind of work
+AT_HAND = re.compile(
+    r"^\w+(?:\s+(?:up|out|back|down|off|over))?\s+(?:it|this|that|them|these|those)\b", _F
+)
 _CONDITION = re.compile(
     r"^(?P<cond>(?:if|when|whenever|every time|each time|any time)\s+(?:you|we)\s+"
     r"(?:\w+\s+)?(?:change|add|edit|touch|modify|update|create|write|remove|delete|rename|"
@@ -175,7 +178,7 @@ def said(text: str) -> Said | None:
     """The standing rule one sentence states in one of this module's forms, or None."""
     if m := _UNASKED.match(text):
         x = m.group("x").strip()
-        if _PRONOUN_OBJECT.match(x) or len(x.split()) > 12:
+        if AT_HAND.match(x) or len(x.split()) > 12:
             return None  # "I didn't ask you to change that": the thing at hand
         return Said(MemoryType.FEEDBACK, f"Don't {x} unless the user asks", "unasked")
     if (m := _CONDITION.match(text)) and (
@@ -186,7 +189,7 @@ def said(text: str) -> Said | None:
         if not _NOT_A_CLASS.search(m.group("subj")) and not _VERDICT.match(m.group("x")):
             return Said(MemoryType.PROJECT, text, "each-should")
         return None
-    if (m := _NOT_SUPPOSED.match(text)) and not _PRONOUN_OBJECT.match(m.group("x")):
+    if (m := _NOT_SUPPOSED.match(text)) and not AT_HAND.match(m.group("x")):
         if len(m.group("x").split()) >= 2:
             return Said(MemoryType.FEEDBACK, f"Don't {m.group('x')}", "not-supposed")
         return None
@@ -198,9 +201,9 @@ def said(text: str) -> Said | None:
         return Said(
             MemoryType.FEEDBACK, f"{where.capitalize()}, use {a} instead of {b}", "use", name
         )
-    if (m := _CONVENTION.match(text)) and not _PRONOUN_OBJECT.match(f"use {m.group('x')}"):
+    if (m := _CONVENTION.match(text)) and not AT_HAND.match(f"use {m.group('x')}"):
         return Said(MemoryType.FEEDBACK, text, "convention")
-    if (m := _TOOL_ROLE.match(text)) and not _PRONOUN_OBJECT.match(f"use {m.group('x')}"):
+    if (m := _TOOL_ROLE.match(text)) and not AT_HAND.match(f"use {m.group('x')}"):
         rule = f"Use {m.group('x')} as the {m.group('role').lower()}"
         return Said(MemoryType.FEEDBACK, rule, "tool-role", rule)
     if m := _PERMISSION.search(text):
@@ -229,7 +232,7 @@ def said(text: str) -> Said | None:
             "When carrying out a plan of several tasks, stop after each one and report what was "
             "done and what comes next before starting the next.",
         )
-    if _EARLY.search(text) and not _PRONOUN_OBJECT.match(text):
+    if _EARLY.search(text) and not AT_HAND.match(text):
         return Said(MemoryType.FEEDBACK, text, "early", _words(text, 9))
     if m := _SPELLING.match(text):
         spelling = m.group("x").replace("aus/", "Australian/").replace("aus ", "Australian ")

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from memdir.extract.commands import probes
 from memdir.session import facts, narration
 from memdir.session.messages import ChatMessage, readable_result
 from memdir.session.microcompact import CLEARED
@@ -59,10 +60,7 @@ ERROR_CHARS = 300
 SCANNED_LINES = 80
 CAUSE_REPLIES = 3  # a cause stated this many replies after a failure is taken as its cause
 _REDACTED = re.compile(r"\[REDACTED[^\]]*\]")
-_LOOKUP = re.compile(
-    r"^(?:ls|cat|find|grep|rg|which|head|tail|stat|test|file|tree|wc|pkill|kill|killall|"
-    r"git (?:status|log|diff|show|branch|rev-parse))\b"
-)
+_KILL = re.compile(r"^(?:pkill|kill|killall)\b")  # nothing left to stop: found nothing, too
 _MISSED = re.compile(
     r"No such file or directory|cannot access|not a git repository|No matches found|"
     r"does not exist|no such file|^Exit code \d+$",
@@ -211,7 +209,8 @@ class _Tracker:
             error = facts.one_line(
                 _REDACTED.sub("…", facts.first_error_line(text) or text), ERROR_CHARS
             )
-            if command and _LOOKUP.match(key) and _MISSED.search(error):
+            looked = probes(key) or _KILL.match(key)
+            if command and looked and _MISSED.search(error):
                 return  # a lookup that found nothing: exploring, not an error to hand over
             if not any(f.key == key and f.error == error for f in self.open):
                 what = facts.one_line(command or f"{name} {facts.tool_path(use) or ''}", 100)
