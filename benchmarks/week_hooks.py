@@ -42,6 +42,7 @@ from benchmarks.lessons_eval_wide import (
 )
 
 from memdir.adapters.hooks import hooklog
+from memdir.adapters.hooks.extraction import extraction_running, unextracted
 from memdir.adapters.hooks.state import SessionStore
 from memdir.consolidate.plan import plan_offline
 from memdir.daily_log import bullets, log_files
@@ -107,9 +108,11 @@ def _rows(machine: Machine, sid: str) -> list[dict[str, Any]]:
     return hooklog.read(machine.cache_dir, session=sid, limit=0)
 
 
-def _catch_up(machine: Machine, sid: str, extracts_before: int) -> bool:
+def _catch_up(machine: Machine, sid: str, extracts_before: int, transcript: Path) -> bool:
     """Until the extraction the last ``stop`` started has logged its row and nothing is pending
-    (what the next prompt sees); at once when that ``stop`` started none."""
+    (what the next prompt sees); at once when that ``stop`` started none, and as soon as no
+    worker runs and nothing lies past the cursor (a turn of only "[Request interrupted…]" has
+    no message to extract, so its worker logs no row)."""
     deadline = time.monotonic() + CATCH_UP_SECONDS
     store = SessionStore(machine.cache_dir)
     while time.monotonic() < deadline:
@@ -119,6 +122,9 @@ def _catch_up(machine: Machine, sid: str, extracts_before: int) -> bool:
             return True
         done = sum(r.get("event") == "extract" for r in rows) > extracts_before
         if done and not store.load(sid).extract_pending:
+            return True
+        idle = not extraction_running(store, sid) and not store.load(sid).extract_pending
+        if idle and unextracted(store, sid, transcript) == 0:
             return True
         time.sleep(0.2)
     return False
@@ -161,7 +167,7 @@ def replay(machine: Machine, sid: str, entries: list[dict[str, Any]]) -> dict[st
         _write(transcript, entries[:end])
         before = sum(r.get("event") == "extract" for r in _rows(machine, sid))
         machine.hook("stop", payload("Stop", stop_hook_active=False))
-        lagged += not _catch_up(machine, sid, before)
+        lagged += not _catch_up(machine, sid, before, transcript)
     machine.hook("session-end", payload("SessionEnd", reason="exit"))
     row = _ended(machine, sid)
     return {

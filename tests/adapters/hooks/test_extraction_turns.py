@@ -13,6 +13,9 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
+import pytest
+
+from memdir.adapters.hooks import extraction
 from memdir.adapters.hooks.extraction import WorkerReport, run_worker
 from memdir.adapters.hooks.state import SessionStore
 from memdir.extract.base import ExtractionResult
@@ -108,3 +111,73 @@ def test_a_sighting_noted_in_the_daily_log_is_not_the_agent_writing_memory(
     assert [p.name for p in (memory_dir / "logs").rglob("*.md")]  # the sighting was noted
     [memory] = MemoryStore(memory_dir).list()
     assert "kiwi-9" in MemoryStore(memory_dir).read(memory.filename).body
+
+
+def test_a_stop_that_arrives_as_the_last_run_ends_is_not_left_for_the_next_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found replaying a user's week: the next turn's Stop spawned its worker in the moment
+    between the running worker's last look at ``extract_pending`` and its release. The newcomer
+    found the lock held, raised the flag and left; the holder had already looked, so that turn
+    waited for the following Stop. The holder now looks again after releasing."""
+    memory_dir, cache_dir = tmp_path / "memory", tmp_path / "cache"
+    store, path = SessionStore(cache_dir), tmp_path / "s.jsonl"
+    transcript = Transcript(path, "s", str(tmp_path))
+    transcript.user("Remember that the cache server is kiwi-9.")
+    transcript.assistant("Noted.", model=MODEL)
+    rules = RuleExtractor(MemoryStore(memory_dir))
+    newcomer: list[WorkerReport] = []
+    landed: list[bool] = []
+
+    def work() -> WorkerReport:
+        return run_worker(
+            store=store,
+            cache_dir=cache_dir,
+            memory_dir=memory_dir,
+            session_id="s",
+            transcript=path,
+            make_extractor=lambda: rules,
+            include_meta=False,
+        )
+
+    real_record = extraction.hooklog.record
+
+    def record(cache: Path, row: dict[str, object]) -> None:
+        real_record(cache, row)
+        if not landed:  # the next turn lands and its Stop's worker starts, right now
+            landed.append(True)
+            transcript.user("Remember that the queue server is mango-4.")
+            transcript.assistant("Noted.", model=MODEL)
+            other = threading.Thread(target=lambda: newcomer.append(work()))  # its own worker
+            other.start()
+            other.join(30)
+
+    monkeypatch.setattr(extraction.hooklog, "record", record)
+    report = work()
+    assert newcomer[0].skipped == "another extraction runs; it will pick this up"
+    assert report.runs == 2 and not store.load("s").extract_pending
+    texts = "\n".join(p.read_text() for p in memory_dir.glob("*.md"))
+    assert "kiwi-9" in texts and "mango-4" in texts
+
+
+def test_what_a_worker_would_find_past_the_cursor(tmp_path: Path) -> None:
+    memory_dir, cache_dir = tmp_path / "memory", tmp_path / "cache"
+    store, path = SessionStore(cache_dir), tmp_path / "s.jsonl"
+    transcript = Transcript(path, "s", str(tmp_path))
+    transcript.user("Remember that the cache server is kiwi-9.")
+    transcript.assistant("Noted.", model=MODEL)
+    assert extraction.unextracted(store, "s", path) == 2
+    run_worker(
+        store=store,
+        cache_dir=cache_dir,
+        memory_dir=memory_dir,
+        session_id="s",
+        transcript=path,
+        make_extractor=lambda: RuleExtractor(MemoryStore(memory_dir)),
+        include_meta=False,
+    )
+    assert extraction.unextracted(store, "s", path) == 0
+    transcript.user("[Request interrupted by user for tool use]")  # no message to extract
+    assert extraction.unextracted(store, "s", path) == 0
+    transcript.user("and the queue server is mango-4")
+    assert extraction.unextracted(store, "s", path) == 1
