@@ -85,29 +85,32 @@ def test_a_parallel_sessions_fresh_write_does_not_skip_this_sessions_turn(tmp_pa
     assert store.load("codex-1").cursor is not None
 
 
+def rules_worker(tmp_path: Path, path: Path) -> WorkerReport:
+    """The Stop worker with the offline rules, as a host session "s" in ``tmp_path`` runs it."""
+    memory_dir = tmp_path / "memory"
+    return run_worker(
+        store=SessionStore(tmp_path / "cache"),
+        cache_dir=tmp_path / "cache",
+        memory_dir=memory_dir,
+        session_id="s",
+        transcript=path,
+        make_extractor=lambda: RuleExtractor(MemoryStore(memory_dir)),
+        include_meta=False,
+    )
+
+
 def test_a_sighting_noted_in_the_daily_log_is_not_the_agent_writing_memory(
     tmp_path: Path,
 ) -> None:
     """The worker notes a first draft-PR ask in the daily log; the next turn must still be
     extracted (a log line is a journal entry, not a memory the agent saved)."""
-    memory_dir, cache_dir = tmp_path / "memory", tmp_path / "cache"
-    store, path = SessionStore(cache_dir), tmp_path / "s.jsonl"
+    memory_dir, path = tmp_path / "memory", tmp_path / "s.jsonl"
     transcript = Transcript(path, "s", str(tmp_path))
-    rules = RuleExtractor(MemoryStore(memory_dir))
     said = ["commit, push and open a draft PR", "Remember that the cache server is kiwi-9."]
     for text in said:
         transcript.user(text)
         transcript.assistant("Done.", model=MODEL)
-        report = run_worker(
-            store=store,
-            cache_dir=cache_dir,
-            memory_dir=memory_dir,
-            session_id="s",
-            transcript=path,
-            make_extractor=lambda: rules,
-            include_meta=False,
-        )
-        assert report.skipped is None
+        assert rules_worker(tmp_path, path).skipped is None
     assert [p.name for p in (memory_dir / "logs").rglob("*.md")]  # the sighting was noted
     [memory] = MemoryStore(memory_dir).list()
     assert "kiwi-9" in MemoryStore(memory_dir).read(memory.filename).body
@@ -116,29 +119,20 @@ def test_a_sighting_noted_in_the_daily_log_is_not_the_agent_writing_memory(
 def test_a_stop_that_arrives_as_the_last_run_ends_is_not_left_for_the_next_turn(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Found replaying a user's week: the next turn's Stop spawned its worker in the moment
-    between the running worker's last look at ``extract_pending`` and its release. The newcomer
-    found the lock held, raised the flag and left; the holder had already looked, so that turn
-    waited for the following Stop. The holder now looks again after releasing."""
+    """The next turn's Stop spawns its worker in the moment between the running worker's last
+    look at ``extract_pending`` and its release: the newcomer finds the lock held, raises the
+    flag and leaves; the holder had already looked, so that turn waited for the following Stop.
+    The holder now looks again after releasing."""
     memory_dir, cache_dir = tmp_path / "memory", tmp_path / "cache"
     store, path = SessionStore(cache_dir), tmp_path / "s.jsonl"
     transcript = Transcript(path, "s", str(tmp_path))
     transcript.user("Remember that the cache server is kiwi-9.")
     transcript.assistant("Noted.", model=MODEL)
-    rules = RuleExtractor(MemoryStore(memory_dir))
     newcomer: list[WorkerReport] = []
     landed: list[bool] = []
 
     def work() -> WorkerReport:
-        return run_worker(
-            store=store,
-            cache_dir=cache_dir,
-            memory_dir=memory_dir,
-            session_id="s",
-            transcript=path,
-            make_extractor=lambda: rules,
-            include_meta=False,
-        )
+        return rules_worker(tmp_path, path)
 
     real_record = extraction.hooklog.record
 
@@ -161,21 +155,12 @@ def test_a_stop_that_arrives_as_the_last_run_ends_is_not_left_for_the_next_turn(
 
 
 def test_what_a_worker_would_find_past_the_cursor(tmp_path: Path) -> None:
-    memory_dir, cache_dir = tmp_path / "memory", tmp_path / "cache"
-    store, path = SessionStore(cache_dir), tmp_path / "s.jsonl"
+    store, path = SessionStore(tmp_path / "cache"), tmp_path / "s.jsonl"
     transcript = Transcript(path, "s", str(tmp_path))
     transcript.user("Remember that the cache server is kiwi-9.")
     transcript.assistant("Noted.", model=MODEL)
     assert extraction.unextracted(store, "s", path) == 2
-    run_worker(
-        store=store,
-        cache_dir=cache_dir,
-        memory_dir=memory_dir,
-        session_id="s",
-        transcript=path,
-        make_extractor=lambda: RuleExtractor(MemoryStore(memory_dir)),
-        include_meta=False,
-    )
+    rules_worker(tmp_path, path)
     assert extraction.unextracted(store, "s", path) == 0
     transcript.user("[Request interrupted by user for tool use]")  # no message to extract
     assert extraction.unextracted(store, "s", path) == 0

@@ -138,9 +138,9 @@ def run_worker(
 
     A worker that finds the lock held sets ``extract_pending`` and leaves it to the holder. The
     holder looks at that flag after each run, but a newcomer can arrive between that look and
-    the release (seen in a replayed week: the next turn's Stop came as the row was written, and
-    its messages waited a whole turn), so after releasing the holder looks once more and, if
-    the flag is up and the lock is free, takes the lock again.
+    the release (the next turn's Stop right as the row is written), and its messages would
+    wait for the Stop after, so after releasing the holder looks once more and, if the flag is
+    up and the lock is free, takes the lock again.
     """
     runs = 0
     saved: list[str] = []
