@@ -142,6 +142,69 @@ def run_worker(
     wait for the Stop after, so after releasing the holder looks once more and, if the flag is
     up and the lock is free, takes the lock again.
     """
+
+    def trailing_runs() -> WorkerReport:
+        """Runs under the session's lock until nothing is new or nobody asked for another."""
+        runs = 0
+        saved: list[str] = []
+        extractor: Extractor | None = None
+        for _ in range(MAX_TRAILING_RUNS):
+            with store.update(session_id) as state:
+                cursor = state.cursor
+                state.extract_pending = False
+            turns, times = _turns(transcript, include_meta=include_meta)
+            new = list(messages_since(turns, cursor))
+            if not new:
+                break
+            last = new[-1].uuid
+            started = time.monotonic()
+            try:
+                turn = FileLock(cache_dir / "hooks" / "extracting.lock", timeout=TURN_WAIT_SECONDS)
+                with turn:
+                    skip = agent_wrote(new, times, memory_dir, cache_dir)
+                    if skip is not None:
+                        result = ExtractionResult(memory_dir, skipped=skip)
+                    else:
+                        extractor = extractor or make_extractor()
+                        runs += 1
+                        messages = [t.message for t in turns]
+                        result = asyncio.run(extractor.extract(messages, new_messages=len(new)))
+                        OwnWrites(cache_dir).add(result.written)
+            except LockHeldError:  # the cursor stays: the next stop extracts these messages
+                with store.update(session_id) as state:
+                    state.extract_pending = True
+                return WorkerReport(runs, saved, skipped="other sessions' extractions ran long")
+            first_fallback = result.fallback and not fell_back_before(cache_dir, session_id)
+            with store.update(session_id) as state:
+                if result.ok:
+                    state.cursor = last
+                if result.notice:
+                    state.notices.append(result.notice)
+                if first_fallback:  # said once per session; the log has every one
+                    state.notices.append(f"memdir: {result.fallback}")
+                pending = state.extract_pending
+            saved += [str(p) for p in result.written]
+            hooklog.record(
+                cache_dir,
+                {
+                    "session": session_id,
+                    "event": "extract",
+                    "new_messages": len(new),
+                    "written": [str(p) for p in result.written],
+                    "removed": [str(p) for p in result.removed],
+                    "notice": result.notice,
+                    "ok": result.ok,
+                    "error": result.error,
+                    "skipped": result.skipped,
+                    "fallback": result.fallback,
+                    **(result.run.cost() if result.run is not None else {}),
+                    "ms": round((time.monotonic() - started) * 1000, 1),
+                },
+            )
+            if not pending:
+                break
+        return WorkerReport(runs, saved)
+
     runs = 0
     saved: list[str] = []
     lock = extract_lock(store, session_id)
@@ -155,85 +218,12 @@ def run_worker(
                 return WorkerReport(runs, saved)
             return WorkerReport(0, [], skipped="another extraction runs; it will pick this up")
         try:
-            done = _trailing_runs(
-                store, cache_dir, memory_dir, session_id, transcript, make_extractor, include_meta
-            )
+            done = trailing_runs()
         finally:
             lock.release()
         runs, saved = runs + done.runs, saved + done.saved
         if done.skipped is not None:
             return WorkerReport(runs, saved, skipped=done.skipped)
         if not store.load(session_id).extract_pending:
-            break
-    return WorkerReport(runs, saved)
-
-
-def _trailing_runs(
-    store: SessionStore,
-    cache_dir: Path,
-    memory_dir: Path,
-    session_id: str,
-    transcript: Path,
-    make_extractor: Callable[[], Extractor],
-    include_meta: bool,
-) -> WorkerReport:
-    """Runs under the session's lock until nothing is new or nobody asked for another."""
-    runs = 0
-    saved: list[str] = []
-    extractor: Extractor | None = None
-    for _ in range(MAX_TRAILING_RUNS):
-        with store.update(session_id) as state:
-            cursor = state.cursor
-            state.extract_pending = False
-        turns, times = _turns(transcript, include_meta=include_meta)
-        new = list(messages_since(turns, cursor))
-        if not new:
-            break
-        last = new[-1].uuid
-        started = time.monotonic()
-        try:
-            turn = FileLock(cache_dir / "hooks" / "extracting.lock", timeout=TURN_WAIT_SECONDS)
-            with turn:
-                skip = agent_wrote(new, times, memory_dir, cache_dir)
-                if skip is not None:
-                    result = ExtractionResult(memory_dir, skipped=skip)
-                else:
-                    extractor = extractor or make_extractor()
-                    runs += 1
-                    messages = [t.message for t in turns]
-                    result = asyncio.run(extractor.extract(messages, new_messages=len(new)))
-                    OwnWrites(cache_dir).add(result.written)
-        except LockHeldError:  # the cursor stays: the next stop extracts these messages
-            with store.update(session_id) as state:
-                state.extract_pending = True
-            return WorkerReport(runs, saved, skipped="other sessions' extractions ran long")
-        first_fallback = result.fallback and not fell_back_before(cache_dir, session_id)
-        with store.update(session_id) as state:
-            if result.ok:
-                state.cursor = last
-            if result.notice:
-                state.notices.append(result.notice)
-            if first_fallback:  # said once per session; the log has every one
-                state.notices.append(f"memdir: {result.fallback}")
-            pending = state.extract_pending
-        saved += [str(p) for p in result.written]
-        hooklog.record(
-            cache_dir,
-            {
-                "session": session_id,
-                "event": "extract",
-                "new_messages": len(new),
-                "written": [str(p) for p in result.written],
-                "removed": [str(p) for p in result.removed],
-                "notice": result.notice,
-                "ok": result.ok,
-                "error": result.error,
-                "skipped": result.skipped,
-                "fallback": result.fallback,
-                **(result.run.cost() if result.run is not None else {}),
-                "ms": round((time.monotonic() - started) * 1000, 1),
-            },
-        )
-        if not pending:
             break
     return WorkerReport(runs, saved)
