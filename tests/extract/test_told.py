@@ -13,7 +13,7 @@ from memdir.extract.rule_extractor import RuleExtractor
 from memdir.extract.rules import candidates, classify
 from memdir.extract.session_rules import session_candidates
 from memdir.extract.specific import specific_tokens
-from memdir.extract.told import location, tracker
+from memdir.extract.told import location, sibling, tracker
 from memdir.llm.base import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from memdir.model import MemoryType
 from memdir.store import MemoryStore
@@ -55,6 +55,30 @@ def test_a_location_needs_a_lasting_place_and_a_statement() -> None:
     assert classify("does nginx run from /etc/nginx?", today=TODAY) is None
     found = location("nginx is installed in /opt/nginx")
     assert found is not None and found.name == "Where nginx runs and keeps its files"
+
+
+def test_where_the_other_half_of_the_system_is_checked_out(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "mem")
+    RuleExtractor(store, clock=lambda: NOON).apply_messages(
+        [user("yes"), user("entire backend is in ../entiredb")]
+    )
+    [header] = store.list()
+    memory = store.read(header.filename)
+    assert memory.type == "reference" and memory.name == "Where the entire backend is checked out"
+    assert memory.description.endswith("beside this repository, at ../entiredb")
+    assert specific_tokens(f"{memory.name}\n{memory.description}") == []
+    assert "read its code at ../entiredb" in memory.body
+
+
+def test_a_sibling_checkout_is_a_component_said_plainly() -> None:
+    assert sibling("the bug is in ../lib/parse.go") is None  # this task's, not a project
+    assert sibling("the fix is in ../entiredb") is None
+    assert sibling("it is in ../web") is None
+    assert sibling("the backend is not in ../backend anymore") is None
+    assert sibling("is the backend in ../api?") is None
+    assert sibling("the frontend is in ../web and the api in ../api") is None  # two facts at once
+    found = sibling("our api lives in ../api-server/")
+    assert found is not None and found.description.endswith("at ../api-server")
 
 
 def test_the_tracker_a_user_names_work_items_in_is_one_reference_across_sessions(

@@ -377,6 +377,8 @@ def classify(sentence: str, *, today: dt.date) -> Candidate | None:
         return _told(MemoryType.REFERENCE, fact, "tracker", source)
     if fact := told.deployed(text):
         return _told(MemoryType.REFERENCE, fact, "deployed", source)
+    if fact := told.sibling(text):
+        return _told(MemoryType.REFERENCE, fact, "sibling", source)
     if said_so := standing.said(text):
         made = _save(said_so.type, said_so.statement, said_so.rule, source, today)
         if made is None:

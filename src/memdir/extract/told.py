@@ -1,4 +1,5 @@
-"""Project facts a user tells in passing: where a service runs, where work items are tracked.
+"""Project facts a user tells in passing: where a service runs, where work items are tracked,
+where a related repository is checked out.
 
 Users rarely say "remember that the database runs from /srv/pg" — they say "siyuan runs from
 <dir> with its data mounted from <dir>" while asking for something else, or "create a story for
@@ -205,4 +206,39 @@ def deployed(sentence: str) -> Told | None:
         how=f"To check a change in production, open {url} after the {service} deployment has "
         "finished; test locally first, and ask before changing the production setup.",
         why="the user pointed at the live deployment to check the work there",
+    )
+
+
+# "entire backend is in ../entiredb": the other half of the system, checked out beside this
+# one. Claude Code's own model saved exactly this from a held-out git-sync session; a colleague
+# would too — it is where to read the other side of an API instead of guessing it.
+_SIBLING = re.compile(
+    r"^(?:the\s+|our\s+)?(?P<what>[a-z][\w.-]*(?:\s+[a-z][\w.-]*){0,2}?)\s+"
+    r"(?:is|are|lives|live|sits|is checked out|is cloned)\s+(?:in|at|under)\s+"
+    r"(?P<where>\.\./[\w.-]+(?:/[\w.-]+)?)/?$",
+    re.IGNORECASE,
+)
+_COMPONENT = frozenset({
+    "backend", "frontend", "server", "client", "api", "sdk", "cli", "app", "web", "website",
+    "docs", "infra", "infrastructure", "repo", "repository", "service", "services", "library",
+    "lib", "ui", "mobile", "worker", "workers", "plugin", "code", "project", "monorepo", "engine",
+})  # fmt: skip
+
+
+def sibling(sentence: str) -> Told | None:
+    """ "<component> is in ../<dir>" as where a related repository is checked out."""
+    text = sentence.strip().rstrip(".!")
+    m = _SIBLING.match(text)
+    if m is None or _NEGATION.search(text):
+        return None
+    what, where = m.group("what").strip(), m.group("where")
+    words = what.lower().split()
+    if words[0] in _WHAT_STOP or words[-1] not in _COMPONENT:
+        return None  # "the bug is in ../lib/a.go" is this task's, not where a project lives
+    return Told(
+        name=f"Where the {what} is checked out",
+        description=f"The {what} is a separate checkout beside this repository, at {where}",
+        how=f"When work touches the {what} (the other side of an API, a schema, a bug on its "
+        f"side), read its code at {where} instead of guessing; change it only when asked.",
+        why=f"the user said where the {what} lives relative to this repository",
     )
