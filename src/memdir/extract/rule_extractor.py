@@ -100,28 +100,27 @@ class RuleExtractor:
             if i >= since and m.role == "user" and (words := user_words(m))
             for c in candidates(words, today=today)
         ]
-        found += [(i, c) for i, c in session_lessons(messages) if i >= since]
-        found += self._across_sessions(messages, since)
+        found += self._session_lessons(messages, since)
         return self.apply([c for _i, c in sorted(found, key=lambda pair: pair[0])])
 
     def apply_session(self, messages: Sequence[Message], *, since: int = 0) -> ExtractionResult:
         """Only the whole-session rules, for lessons that close at ``since`` or later (what a
         model extractor, which reads single turns, leaves to them)."""
-        found = [(i, c) for i, c in session_lessons(messages) if i >= since]
-        found += self._across_sessions(messages, since)
+        found = self._session_lessons(messages, since)
         return self.apply([c for _i, c in sorted(found, key=lambda pair: pair[0])])
 
-    def _across_sessions(
+    def _session_lessons(
         self, messages: Sequence[Message], since: int
     ) -> list[tuple[int, Candidate]]:
-        """What this session asked once and an earlier session asked too (the daily log notes
-        each first ask, :mod:`memdir.extract.sightings`)."""
-        session, found = session_sightings(messages)
-        if not found:
-            return []
-        return across_sessions(
-            self.store.root, found, session=session, since=since, now=self._clock()
-        )
+        """The session rules' lessons that close from ``since`` on, and what this session asked
+        once that an earlier session asked too (the daily log notes each first ask,
+        :mod:`memdir.extract.sightings`)."""
+        found = [(i, c) for i, c in session_lessons(messages) if i >= since]
+        session, seen = session_sightings(messages)
+        if seen:
+            now = self._clock()
+            found += across_sessions(self.store.root, seen, session=session, since=since, now=now)
+        return found
 
     def apply_texts(self, texts: Sequence[str]) -> ExtractionResult:
         today = self._clock().date()
