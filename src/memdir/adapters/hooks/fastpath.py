@@ -23,7 +23,6 @@ from __future__ import annotations
 import io
 import os
 import sys
-import time
 
 from memdir.adapters import recall_client
 from memdir.errors import DaemonError, DaemonTimeoutError
@@ -43,6 +42,8 @@ FORWARD_TIMEOUTS = {
     "session-end": 50.0,
 }
 FORWARDED_EVENTS = frozenset(FORWARD_TIMEOUTS)
+# how the full CLI learns which forwarded request it runs in place of (internal)
+UNANSWERED_ENV = "MEMDIR_UNANSWERED_REQUEST"
 _OFF = frozenset({"0", "false", "no", "off"})
 
 
@@ -66,6 +67,14 @@ def parse_argv(argv: Sequence[str], cwd: str) -> tuple[dict[str, Any], str] | No
     return flags, args[1]
 
 
+class Unanswered(Exception):
+    """The daemon took a prompt and did not answer in time."""
+
+    def __init__(self, request: str) -> None:
+        super().__init__(f"no answer in time to request {request}")
+        self.request = request
+
+
 def _memdir_home(env: Mapping[str, str]) -> str | None:
     raw = env.get("MEMDIR_HOME", "")
     if raw:
@@ -75,9 +84,13 @@ def _memdir_home(env: Mapping[str, str]) -> str | None:
 
 
 def forward(
-    argv: Sequence[str], stdin: bytes, env: Mapping[str, str], cwd: str
+    argv: Sequence[str], stdin: bytes, env: Mapping[str, str], cwd: str, request: str = ""
 ) -> tuple[str, str] | None:
-    """(stdout, stderr) from the daemon, or None when the full CLI must run."""
+    """(stdout, stderr) from the daemon, or None when the full CLI must run.
+
+    Raises :class:`Unanswered` when the daemon took the prompt (``request``) and did not answer
+    in time: it may still answer, and the full CLI must take back what that answer records.
+    """
     parsed = parse_argv(argv, cwd)
     home = _memdir_home(env)
     if parsed is None or home is None or env.get("MEMDIR_HOOK_DAEMON", "").lower() in _OFF:
@@ -100,13 +113,13 @@ def forward(
                 "cwd": cwd,
                 "env": dict(env),
                 "flags": flags,
-                "answer_by": time.time() + FORWARD_TIMEOUTS[event],
+                "request": request,
             },
             timeout=FORWARD_TIMEOUTS[event],
         )
     except DaemonTimeoutError:
         if event == "user-prompt-submit":
-            return None  # recall only: the full CLI may answer it instead
+            raise Unanswered(request) from None  # recall only: the full CLI answers instead
         return "", f"memdir hook {event}: still running in the recall daemon\n"
     except DaemonError:  # absent or stale (then told to stop): the full CLI runs
         return None
@@ -123,7 +136,13 @@ def try_forward(argv: Sequence[str]) -> int | None:
     if os.environ.get("MEMDIR_CHILD", "").strip() == "1":
         return 0  # a CLI memdir itself started (memdir.llm.claude_code): its hooks do nothing
     stdin = b"" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.buffer.read()
-    result = forward(argv, stdin, os.environ, os.getcwd())
+    try:
+        result = forward(argv, stdin, os.environ, os.getcwd(), os.urandom(8).hex())
+    except Unanswered as gave_up:
+        # the full CLI takes back what the daemon's unread answer records
+        # (``SessionState.take_back``), or keeps it from recording
+        os.environ[UNANSWERED_ENV] = gave_up.request
+        result = None
     if result is None:
         # hand the bytes already read to the full CLI
         sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")

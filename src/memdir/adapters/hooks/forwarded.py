@@ -120,15 +120,15 @@ def serve_hook(
         warm.ready(str(hc.paths.memory_dir), str(hc.cache_dir), 0)  # starts the load, no wait
 
     home = Path(cwd)
-    answer_by = body.get("answer_by")
-    answer_by = float(answer_by) if isinstance(answer_by, int | float) else None
+    request = body.get("request")
+    request = request if isinstance(request, str) and request else None
     stdout, stderr = run_event(
         str(event),
         raw.encode("utf-8"),
         dialect,
         lambda c: replace(
             make_context(env, c or home, hook_flags, dialect, recaller=recaller, warm_up=warm_up),
-            answer_by=answer_by,
+            request=request,
         ),
         lambda: cache_dir_for(env, home, hook_flags),
     )

@@ -34,8 +34,6 @@ if TYPE_CHECKING:
     from memdir.extract.base import Extractor
     from memdir.paths import ResolvedPaths
 
-# the daemon gives up a prompt this long before its hook does: time to commit, render and send
-LATE_MARGIN_SECONDS = 0.5
 RECALL_INTRO = "Memories that may be relevant to this prompt (from memdir; verify before relying):"
 EXTRACT_MODES = ("auto", "rules", "model", "off")
 
@@ -62,9 +60,11 @@ class HookContext:
     make_extractor: Callable[[], Extractor] | None = None  # tests inject a scripted one
     recaller: Recaller | None = None
     warm_up: WarmUp | None = None
-    # wall-clock time the forwarding hook stops waiting for the daemon (``fastpath``), then runs
-    # the prompt itself: a daemon past it must not commit what nobody will read
-    answer_by: float | None = None
+    # the forwarded request this daemon-side context answers (``fastpath``), and, in a hook
+    # that stopped waiting for the daemon, the request it gave up on: that answer is taken back
+    # (``SessionState.take_back``) so nobody's unread answer keeps a memory from the session
+    request: str | None = None
+    unanswered: str | None = None
 
     @property
     def cache_dir(self) -> Path:
@@ -205,6 +205,9 @@ def user_prompt_submit(inp: HookInput, hc: HookContext, restart: str = "") -> st
         reason = "single-word prompt"
     found: list[Injected] = []
     how = "none"
+    if hc.unanswered:
+        with sessions.update(inp.session_id) as state:
+            state.take_back(hc.unanswered)
     if reason is None:
         before = sessions.load(inp.session_id)
         if before.exhausted:
@@ -216,18 +219,20 @@ def user_prompt_submit(inp: HookInput, hc: HookContext, restart: str = "") -> st
             context = recall_context(hc.dialect, _readable_transcript(inp, hc))
             recaller = hc.recaller or recall_for
             found, how = recaller(hc, prompt, before.surfaced, context, inp.session_id)
-    if hc.answer_by is not None and time.time() > hc.answer_by - LATE_MARGIN_SECONDS:
-        # the hook stopped waiting and answers this prompt itself: marking these memories
-        # surfaced here would keep them from the only answer the model sees
-        hooklog.record(hc.cache_dir, {"session": inp.session_id, "event": "daemon-late"})
-        return ""
     budget = MAX_CONTEXT_CHARS - len(RECALL_INTRO) - 2 - (len(restart) + 2 if restart else 0)
     with sessions.update(inp.session_id) as state:
+        if hc.request is not None and hc.request in state.given_up:
+            # the hook stopped waiting and answered this prompt itself: nobody reads this one
+            hooklog.record(hc.cache_dir, {"session": inp.session_id, "event": "daemon-late"})
+            return ""
         notices = state.take_notices()
+        settled_at = state.settled_at
         late = state.take_settled(time.time()) if reason is None else []
         late = [m for m in late if os.path.isfile(m.path)]  # deleted since: not delivered
         injected = state.accept([*found, *late], max_chars=budget)
         used = state.used_bytes
+        if hc.request is not None:
+            state.record_answer(hc.request, injected, notices, late, settled_at)
     text = "\n\n".join(t for t in (restart, render_memories(injected)) if t)
     log_event(
         hc,

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from memdir.adapters import recall_client
 from memdir.adapters.hooks import hooklog, lifecycle
+from memdir.adapters.hooks.fastpath import UNANSWERED_ENV
 from memdir.adapters.hooks.handlers import (
     EXTRACT_MODES,
     HookContext,
@@ -140,6 +141,7 @@ def make_context(
         worker_command=worker,
         recaller=recaller,
         warm_up=warm_up,
+        unanswered=env.get(UNANSWERED_ENV) or None,
     )
 
 

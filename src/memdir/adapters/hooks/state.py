@@ -11,6 +11,11 @@ Invariants:
 - A ``session-start`` block is in one context at most once (:meth:`SessionState.claim_start`):
   the same event delivered twice (plugin and settings install both active) injects once, and a
   resumed context (``--continue`` after ``/compact``) that already holds the block gets nothing.
+- A prompt the daemon answered after its hook stopped waiting records nothing that lasts: the
+  daemon keeps what its answer recorded (:class:`Answer`) and the hook, answering the prompt
+  itself, takes it back (:meth:`SessionState.take_back`) — or, when the daemon has not got that
+  far, bars it from recording at all. Whichever runs first, the prompt's memories and notices
+  reach the one answer the host reads.
 - The state is derived and disposable: a corrupt file is reported and replaced by a fresh state;
   the cost is at most one memory surfaced a second time.
 """
@@ -37,6 +42,7 @@ NEW_CONTEXT_SOURCES = ("startup", "clear", "compact")  # resume keeps what the c
 STATE_LOCK_TIMEOUT = 5.0
 SETTLED_MAX_AGE = 600.0  # seconds a late recall (cold daemon) waits for the next prompt
 STATE_MAX_AGE_DAYS = 30
+GIVEN_UP_KEPT = 8  # requests a hook stopped waiting for, remembered until the daemon gets there
 _FORMAT = 1
 
 
@@ -70,6 +76,32 @@ class Injected:
 
 
 @dataclass
+class Answer:
+    """What the daemon's answer to one forwarded prompt changed, until the next one: a hook that
+    stopped waiting for it (``request``) takes it back and answers the prompt itself."""
+
+    request: str
+    surfaced: list[str] = field(default_factory=list)
+    used_bytes: int = 0
+    notices: list[str] = field(default_factory=list)
+    settled: list[Injected] = field(default_factory=list)
+    settled_at: float = 0.0
+
+    @classmethod
+    def from_json(cls, raw: Any) -> Answer | None:
+        if not isinstance(raw, dict) or not isinstance(raw.get("request"), str):
+            return None
+        return cls(
+            request=raw["request"],
+            surfaced=[str(p) for p in raw.get("surfaced", [])],
+            used_bytes=int(raw.get("used_bytes", 0)),
+            notices=[str(n) for n in raw.get("notices", [])],
+            settled=_settled(raw.get("settled")),
+            settled_at=float(raw.get("settled_at", 0.0)),
+        )
+
+
+@dataclass
 class SessionState:
     session_id: str
     surfaced: list[str] = field(default_factory=list)
@@ -90,6 +122,8 @@ class SessionState:
     # prompt delivers them, unless surfaced by then
     settled: list[Injected] = field(default_factory=list)
     settled_at: float = 0.0
+    answer: Answer | None = None  # the daemon's last answer to a prompt, kept to take back
+    given_up: list[str] = field(default_factory=list)  # requests a hook answered itself
 
     @property
     def exhausted(self) -> bool:
@@ -141,6 +175,39 @@ class SessionState:
         notices, self.notices = self.notices, []
         return notices
 
+    def record_answer(
+        self,
+        request: str,
+        injected: Sequence[Injected],
+        notices: Sequence[str],
+        settled: Sequence[Injected],
+        settled_at: float,
+    ) -> None:
+        """Remember what the daemon's answer to ``request`` took from this state."""
+        self.answer = Answer(
+            request,
+            [m.path for m in injected],
+            sum(m.size for m in injected),
+            list(notices),
+            list(settled),
+            settled_at,
+        )
+
+    def take_back(self, request: str) -> None:
+        """The hook stopped waiting for the daemon's answer to ``request`` and answers the prompt
+        itself: undo what that answer recorded, or, not recorded yet, keep it from recording."""
+        answer = self.answer
+        if answer is None or answer.request != request:
+            self.given_up = [*self.given_up[-(GIVEN_UP_KEPT - 1) :], request]
+            return
+        gone = set(answer.surfaced)
+        self.surfaced = [p for p in self.surfaced if p not in gone]
+        self.used_bytes = max(0, self.used_bytes - answer.used_bytes)
+        self.notices = [*answer.notices, *self.notices]
+        if answer.settled and not self.settled:
+            self.settled, self.settled_at = answer.settled, answer.settled_at
+        self.answer = None
+
     def to_json(self) -> dict[str, Any]:
         return {"format": _FORMAT, **asdict(self)}
 
@@ -164,6 +231,8 @@ class SessionState:
             updated=float(raw.get("updated", 0.0)),
             settled=_settled(raw.get("settled")),
             settled_at=float(raw.get("settled_at", 0.0)),
+            answer=Answer.from_json(raw.get("answer")),
+            given_up=[str(r) for r in raw.get("given_up", [])][-GIVEN_UP_KEPT:],
         )
 
 
