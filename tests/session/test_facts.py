@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memdir.session.facts import Turn, condense, failed_results
+from memdir.session.facts import Turn, condense, failed_results, title
 from memdir.session.messages import ChatMessage
 from memdir.session.microcompact import CLEARED
 
@@ -29,6 +29,35 @@ def test_condense_folds_pasted_logs() -> None:
 @given(st.text(), st.integers(1, 500))
 def test_condense_always_fits(text: str, limit: int) -> None:
     assert len(condense(text, limit)) <= max(limit, 1)
+
+
+def test_a_title_is_the_ask_not_a_row_of_the_table_pasted_before_it() -> None:
+    table = "\n".join(
+        [
+            "┌────────────┬──────────────┐",
+            "│ main space │ RegionSpace 或 LargeObjectSpace │",
+            "├────────────┼──────────────┤",
+            "│ los        │ 4 MB 以上对象 │",
+            "└────────────┴──────────────┘",
+        ]
+    )
+    asked = f"{table}\n请解释一下这张表里 main space 的分配策略。然后给出改进建议。"
+    assert title(asked, 80) == "请解释一下这张表里 main space 的分配策略。"
+    pasted = "$ make test\n$ make lint\n$ make build\nCan you fix the failing build step?"
+    assert title(pasted, 80) == "Can you fix the failing build step?"
+
+
+def test_a_title_prefers_the_sentence_that_asks() -> None:
+    text = "The CI went red last night after the merge. Please fix the flaky login test."
+    assert title(text, 80) == "Please fix the flaky login test."
+    assert title("Quick look at the release notes", 80) == "Quick look at the release notes"
+    assert title("ok", 80) == "ok"  # nothing better: the words as they are
+
+
+@given(st.text(), st.integers(1, 200))
+def test_a_title_always_fits_on_one_line(text: str, limit: int) -> None:
+    out = title(text, limit)
+    assert len(out) <= max(limit, 1) and "\n" not in out
 
 
 def _turn(name: str, content: str, *, is_error: bool = False) -> Turn:

@@ -119,9 +119,11 @@ _CUE = re.compile(
 )
 _LOG_LINE = re.compile(
     r"^\s*(?:\d{4}-\d\d-\d\d|\[?\d\d:\d\d|(?:DEBUG|INFO|WARN|WARNING|ERROR|TRACE)\b|"
-    r"at\s|File \"|\s{4}|[{}\[\]<>|$#])"
+    r"at\s|File \"|\s{4}|[{}\[\]<>|$#\u2500-\u257f])"  # box drawing: a terminal's tables
 )
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+# a full stop and a space, or a CJK full stop (no space follows one)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
+_PASTED = re.compile(r"^\[\d+ pasted lines\]$")
 
 
 def condense(text: str, limit: int) -> str:
@@ -135,18 +137,7 @@ def condense(text: str, limit: int) -> str:
     flat = " ".join(text.split())
     if len(flat) <= limit:
         return flat
-    parts: list[str] = []
-    run: list[str] = []
-    for line in [*text.splitlines(), ""]:
-        if line.strip() and _LOG_LINE.match(line):
-            run.append(line)
-            continue
-        if run:
-            parts.append(f"[{len(run)} pasted lines]" if len(run) >= 3 else " ".join(run))
-            run = []
-        if line.strip():
-            parts.append(line)
-    sentences = [x for p in parts for x in _SENTENCE_END.split(" ".join(p.split())) if x]
+    sentences = _sentences(text)
     ranked = sorted(range(len(sentences)), key=lambda i: (not _CUE.search(sentences[i]), i))
     chosen: set[int] = set()
     used = 0
@@ -164,6 +155,33 @@ def condense(text: str, limit: int) -> str:
         elif not out or out[-1] != "…":
             out.append("…")
     return " ".join(out)
+
+
+def title(text: str, limit: int) -> str:
+    """A session's title from its first real ask: the first sentence that asks, decides or
+    corrects (else the first sentence), never a line of what was pasted with it."""
+    sentences = [x for x in _sentences(text) if not _PASTED.match(x)]
+    if not sentences:
+        return one_line(text, limit)
+    asks = [x for x in sentences if _CUE.search(x)]
+    return one_line((asks or sentences)[0], limit)
+
+
+def _sentences(text: str) -> list[str]:
+    """``text``'s sentences, each on one line; runs of 3+ pasted log, code or table lines
+    become one ``[N pasted lines]`` each."""
+    parts: list[str] = []
+    run: list[str] = []
+    for line in [*text.splitlines(), ""]:
+        if line.strip() and _LOG_LINE.match(line):
+            run.append(line)
+            continue
+        if run:
+            parts.append(f"[{len(run)} pasted lines]" if len(run) >= 3 else " ".join(run))
+            run = []
+        if line.strip():
+            parts.append(line)
+    return [x.strip() for p in parts for x in _SENTENCE_END.split(" ".join(p.split())) if x.strip()]
 
 
 _DECIDES = re.compile(
