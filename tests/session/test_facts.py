@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memdir.session.facts import Turn, condense, failed_results, title
+from memdir.session.facts import Turn, condense, failed_results, title, word_count
 from memdir.session.messages import ChatMessage
 from memdir.session.microcompact import CLEARED
 
@@ -52,6 +52,27 @@ def test_a_title_prefers_the_sentence_that_asks() -> None:
     assert title(text, 80) == "Please fix the flaky login test."
     assert title("Quick look at the release notes", 80) == "Quick look at the release notes"
     assert title("ok", 80) == "ok"  # nothing better: the words as they are
+
+
+def test_chinese_is_counted_in_words_and_its_ask_is_the_title() -> None:
+    assert word_count("继续") == 2  # "continue": still too short to title a session
+    assert word_count("art如何确定哪些对象放在moving space") >= 5  # a whole question
+    assert word_count("fix the login test") == 4
+    persona = "你是一位资深软件架构师。现在我要你深度理解一个代码仓库。"
+    assert title(persona, 80) == "现在我要你深度理解一个代码仓库。"
+
+
+def test_pasted_shell_prompts_are_not_the_title() -> None:
+    pasted = "\n".join(
+        [
+            "me@penguin:~/sdk$ npm install -g scip",
+            "npm error code EACCES",
+            "npm error path /usr/lib/node_modules",
+            "❯ 10.",
+            "why does the global install fail here?",
+        ]
+    )
+    assert title(pasted, 80) == "why does the global install fail here?"
 
 
 @given(st.text(), st.integers(1, 200))

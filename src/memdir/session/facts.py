@@ -114,13 +114,17 @@ def one_line(text: str, limit: int) -> str:
 _CUE = re.compile(
     r"\b(?:please|pls|can you|could you|would you|add|fix|implement|make|use|update|remove|"
     r"rename|write|change|create|don't|do not|never|always|instead|should|must|let's|go with|"
-    r"decided?|need|want|remember)\b|^(?:no|nope|wrong)\b|\?$",
+    r"decided?|need|want|remember)\b|^(?:no|nope|wrong)\b|[?？]$|"
+    r"请|帮我|我要|我想|需要|如何|怎么|为什么|为啥|能否|能不能|不要|别再",  # the same, in Chinese
     re.IGNORECASE,
 )
 _LOG_LINE = re.compile(
     r"^\s*(?:\d{4}-\d\d-\d\d|\[?\d\d:\d\d|(?:DEBUG|INFO|WARN|WARNING|ERROR|TRACE)\b|"
-    r"at\s|File \"|\s{4}|[{}\[\]<>|$#\u2500-\u257f])"  # box drawing: a terminal's tables
+    # box drawing (a terminal's tables), prompt glyphs and ``user@host:dir$`` shell prompts
+    r"at\s|File \"|\s{4}|[{}\[\]<>|$#\u2500-\u257f❯›»]|[\w.-]+@[\w.-]+:\S*[$#]\s)"
 )
+# ideographs, kana and hangul: a language written without spaces between its words
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 # a full stop and a space, or a CJK full stop (no space follows one)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
 _PASTED = re.compile(r"^\[\d+ pasted lines\]$")
@@ -155,6 +159,12 @@ def condense(text: str, limit: int) -> str:
         elif not out or out[-1] != "…":
             out.append("…")
     return " ".join(out)
+
+
+def word_count(text: str) -> int:
+    """Words in ``text``, a CJK character counting as one (Chinese puts no space between
+    words: "art如何确定哪些对象放在moving space" is a whole question, not three words)."""
+    return len(_CJK.sub(" ", text).split()) + len(_CJK.findall(text))
 
 
 def title(text: str, limit: int) -> str:
@@ -204,7 +214,7 @@ def intent(line: str) -> int:
         return 3
     if _ASKS.search(text):
         return 2
-    return 0 if len(text.split()) < 4 and not text.rstrip().endswith("?") else 1
+    return 0 if word_count(text) < 4 and not text.rstrip().endswith(("?", "？")) else 1
 
 
 def is_request(message: ChatMessage) -> bool:

@@ -132,7 +132,7 @@ class OfflineUpdater:
         requests = [t.request for t in turns if t.request is not None]
         if requests and not bodies.get("Session Title", "").strip():
             # the first real ask, not "ok" or the "1" that picked an option
-            asks = [r for r in requests if len(r.text.split()) >= 5] or requests
+            asks = [r for r in requests if facts.word_count(r.text) >= 5] or requests
             bodies["Session Title"] = facts.title(asks[0].text, 80)
         previous = _latest_reply(bodies.get("Current State", ""))
         self._requests(bodies, turns, previous)
