@@ -46,7 +46,7 @@ from memdir.recall.relevance import (
     RelevanceRule,
     rule_for,
 )
-from memdir.recall.script import contains_cjk
+from memdir.script import contains_cjk
 from recall_fresh import tables as fresh_tables
 from recall_tasks import STAGE, stage_kwargs
 from recall_tasks import tables as task_tables

@@ -29,6 +29,7 @@ CORE = {
     "native",
     "sameness",
     "daily_log",
+    "script",
 }
 ADAPTERS = {"adapters", "cli", "ui", "__main__"}
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memdir.session.facts import Turn, condense, failed_results, title, word_count
+from memdir.script import word_count
+from memdir.session.facts import Turn, condense, failed_results, title
 from memdir.session.messages import ChatMessage
 from memdir.session.microcompact import CLEARED
 

@@ -29,6 +29,7 @@ from typing import Literal
 from memdir.extract import standing, told
 from memdir.extract.documents import injected_document, outlives_brief, task_brief
 from memdir.model import MemoryType
+from memdir.script import word_count
 
 Kind = Literal["save", "forget"]
 
@@ -216,7 +217,7 @@ _WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
 
 
 def _words(text: str) -> int:
-    return len(re.findall(r"[\w'-]+", text))
+    return word_count(text)
 
 
 def _clean(text: str) -> str:

@@ -28,9 +28,9 @@ from memdir.prompt_context import RecallContext
 from memdir.recall.base import MAX_SELECTED, IndexedSelector, Selection, Selector, takes_keyword
 from memdir.recall.fold import Entry, SameMemory, fold
 from memdir.recall.headers import HeaderTracker
-from memdir.recall.script import contains_cjk
 from memdir.recall.session import RecallSession
 from memdir.recall.surface import Attachment, RelevantMemory, surface
+from memdir.script import contains_cjk
 from memdir.validity import current_only
 
 log = logging.getLogger(__name__)

@@ -32,9 +32,9 @@ import numpy.typing as npt
 
 from memdir.atomic import atomic_write
 from memdir.errors import MissingExtraError
-from memdir.recall.script import CJK as _CJK
-from memdir.recall.script import CJK_SPLIT as _CJK_SPLIT
-from memdir.recall.script import contains_cjk
+from memdir.script import CJK as _CJK
+from memdir.script import CJK_SPLIT as _CJK_SPLIT
+from memdir.script import contains_cjk
 
 Scores = npt.NDArray[np.float32]
 

@@ -46,9 +46,9 @@ from memdir.recall.relevance import (
     keep_reason,
     rule_for,
 )
-from memdir.recall.script import contains_cjk
 from memdir.recall.search_index import FastStage, RefreshReport, SearchIndex
 from memdir.recall.static_embed import fast_stage_for
+from memdir.script import contains_cjk
 
 log = logging.getLogger(__name__)
 

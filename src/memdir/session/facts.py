@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from memdir.script import word_count
 from memdir.session.harness import is_harness_text
 from memdir.session.messages import ChatMessage, readable_result
 from memdir.session.microcompact import CLEARED
@@ -123,8 +124,6 @@ _LOG_LINE = re.compile(
     # box drawing (a terminal's tables), prompt glyphs and ``user@host:dir$`` shell prompts
     r"at\s|File \"|\s{4}|[{}\[\]<>|$#\u2500-\u257f❯›»]|[\w.-]+@[\w.-]+:\S*[$#]\s)"
 )
-# ideographs, kana and hangul: a language written without spaces between its words
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 # a full stop and a space, or a CJK full stop (no space follows one)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
 _PASTED = re.compile(r"^\[\d+ pasted lines\]$")
@@ -159,12 +158,6 @@ def condense(text: str, limit: int) -> str:
         elif not out or out[-1] != "…":
             out.append("…")
     return " ".join(out)
-
-
-def word_count(text: str) -> int:
-    """Words in ``text``, a CJK character counting as one (Chinese puts no space between
-    words: "art如何确定哪些对象放在moving space" is a whole question, not three words)."""
-    return len(_CJK.sub(" ", text).split()) + len(_CJK.findall(text))
 
 
 def title(text: str, limit: int) -> str:

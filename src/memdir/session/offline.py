@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memdir.extract.rules import candidates
+from memdir.script import word_count
 from memdir.session import answers, facts, narration, outcomes, tasks, worktree
 from memdir.session.memory import UpdateOutcome
 from memdir.session.messages import ChatMessage
@@ -132,7 +133,7 @@ class OfflineUpdater:
         requests = [t.request for t in turns if t.request is not None]
         if requests and not bodies.get("Session Title", "").strip():
             # the first real ask, not "ok" or the "1" that picked an option
-            asks = [r for r in requests if facts.word_count(r.text) >= 5] or requests
+            asks = [r for r in requests if word_count(r.text) >= 5] or requests
             bodies["Session Title"] = facts.title(asks[0].text, 80)
         previous = _latest_reply(bodies.get("Current State", ""))
         self._requests(bodies, turns, previous)

@@ -1,6 +1,7 @@
-"""Which writing system a text uses, as far as recall cares: CJK (no spaces between words) or not.
+"""Which writing system a text uses: CJK (no spaces between words) or not.
 
-No third-party imports: the engine uses it on the dependency-free path too.
+Recall tokenizes CJK apart, the session notes and the sentence rules count its words apart.
+No third-party imports: recall's engine uses it on the dependency-free path too.
 """
 
 from __future__ import annotations
@@ -22,4 +23,10 @@ def contains_cjk(text: str) -> bool:
     return CJK.search(text) is not None
 
 
-__all__ = ["CJK", "CJK_SPLIT", "contains_cjk"]
+def word_count(text: str) -> int:
+    """Words in ``text``, a CJK character counting as one: Chinese puts no space between words,
+    so "art如何确定哪些对象放在moving space" is a whole question, not three words."""
+    return len(re.findall(r"[\w'-]+", CJK.sub(" ", text))) + len(CJK.findall(text))
+
+
+__all__ = ["CJK", "CJK_SPLIT", "contains_cjk", "word_count"]
