@@ -23,6 +23,7 @@ import re
 from memdir.extract.rules import Candidate
 from memdir.model import MemoryType
 from memdir.sameness import normalise
+from memdir.script import contains_cjk
 
 MAX_EVIDENCE = 5
 SEEN_AGAIN = "**Seen again:**"
@@ -113,15 +114,36 @@ def _subject(text: str) -> str:
 def body_of(candidate: Candidate, today: dt.date) -> str:
     """The body of a new memory: the rule, **Why:** with this session's evidence, **How to
     apply:**."""
-    lines = [(candidate.fact or candidate.statement).rstrip(".") + "."]
+    rule = candidate.fact or candidate.statement
+    chinese = contains_cjk(rule)
+    lines = [_sentence(rule)]
     how = how_to_apply(candidate)
     why = candidate.why or (
-        "the user said so explicitly" if candidate.rule != "proven-fix" else "the session showed it"
+        "the session showed it"
+        if candidate.rule == "proven-fix"
+        else "用户明确这样说过"
+        if chinese
+        else "the user said so explicitly"
     )
-    lines += ["", f"**Why:** {why.rstrip('.')}. Seen in:", evidence_of(candidate, today)]
+    lines += ["", f"**Why:** {_sentence(why)} Seen in:", evidence_of(candidate, today)]
     if how:
         lines += ["", f"**How to apply:** {how}"]
     return "\n".join(lines) + "\n"
+
+
+def _sentence(text: str) -> str:
+    """``text`` as a sentence: a Chinese one ends in 。, any other in a full stop."""
+    text = text.rstrip(".。 ")
+    return text + ("。" if contains_cjk(text) else ".")
+
+
+_REASON = re.compile(r"^\*\*Why:\*\* (?P<why>.+?)[.。] Seen in:$", re.MULTILINE)
+
+
+def reason_of(body: str) -> str | None:
+    """The reason under **Why:** in a body this module wrote, or None."""
+    m = _REASON.search(body)
+    return m.group("why") if m else None
 
 
 def with_evidence(body: str, line: str, *, ours: bool) -> str | None:

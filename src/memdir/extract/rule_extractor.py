@@ -26,7 +26,7 @@ import datetime as dt
 import logging
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from memdir import applies_when
@@ -207,6 +207,8 @@ class RuleExtractor:
         new_body = form.with_evidence(current.body, line, ours=entry.ours)
         if reword and (current.description != statement or candidate.fact is not None):
             kept = [ln for ln in current.body.split("\n") if form.is_evidence(ln)]
+            if candidate.why is None:  # newer words, no reason given: the one said before stays
+                candidate = replace(candidate, why=form.reason_of(current.body))
             fresh = form.body_of(candidate, self._clock().date()).rstrip("\n").split("\n")
             new_body = form.merge_evidence(fresh, kept)
             if new_body == current.body and current.description == statement:

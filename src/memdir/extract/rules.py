@@ -26,10 +26,10 @@ import re
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from memdir.extract import standing, told
+from memdir.extract import chinese, standing, told
 from memdir.extract.documents import injected_document, outlives_brief, task_brief
 from memdir.model import MemoryType
-from memdir.script import word_count
+from memdir.script import contains_cjk, word_count
 
 Kind = Literal["save", "forget"]
 
@@ -300,6 +300,8 @@ def classify(sentence: str, *, today: dt.date) -> Candidate | None:
     text = _FILLER.sub("", source).strip()
     if not text or _RECALL_QUESTION.match(text):
         return None
+    if contains_cjk(text) and (in_chinese := chinese.said(text)):
+        return _from_said(in_chinese, source, today)
     question = text.endswith("?")
     text = text.rstrip("?").strip()
     if m := _FORGET.match(text):
@@ -381,11 +383,17 @@ def classify(sentence: str, *, today: dt.date) -> Candidate | None:
     if fact := told.sibling(text):
         return _told(MemoryType.REFERENCE, fact, "sibling", source)
     if said_so := standing.said(text):
-        made = _save(said_so.type, said_so.statement, said_so.rule, source, today)
-        if made is None:
-            return None
-        return replace(made, name=said_so.name or made.name, how=said_so.how or made.how)
+        return _from_said(said_so, source, today)
     return None
+
+
+def _from_said(said: standing.Said, source: str, today: dt.date) -> Candidate | None:
+    made = _save(said.type, said.statement, said.rule, source, today)
+    if made is None:
+        return None
+    return replace(
+        made, name=said.name or made.name, how=said.how or made.how, why=said.why or made.why
+    )
 
 
 def _told(type_: MemoryType, fact: told.Told, rule: str, source: str) -> Candidate:
@@ -396,7 +404,9 @@ def _told(type_: MemoryType, fact: told.Told, rule: str, source: str) -> Candida
 
 
 # Users often type in lower case: a sentence may start with any letter (not after "e.g." etc.)
-_SENTENCE = re.compile(r"(?<![ .]e\.g\.)(?<![ .]i\.e\.)(?<! vs\.)(?<=[.!?])\s+(?=[\"'“A-Za-z])|\n+")
+_SENTENCE = re.compile(
+    r"(?<![ .]e\.g\.)(?<![ .]i\.e\.)(?<! vs\.)(?<=[.!?])\s+(?=[\"'“A-Za-z])|\n+|(?<=[。！？；])"
+)
 _FENCE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 _TAGGED = re.compile(r"<(?P<tag>[a-z][\w-]*)[^>]*>.*?</(?P=tag)>", re.DOTALL)
 

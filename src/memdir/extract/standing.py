@@ -35,6 +35,7 @@ class Said:
     rule: str
     name: str | None = None
     how: str | None = None  # **How to apply:** when the statement's own words cannot give one
+    why: str | None = None  # **Why:** the user's own reason, when a rule finds one
 
 
 # what an agent does on its own initiative, and a user then says nobody asked for
