@@ -8,8 +8,9 @@ saved later by asking, a wrong one pollutes every future prompt.
 
 Honest limits (what only the LLM extractor can do):
 
-* It sees one sentence at a time, in English; it cannot resolve "that" or "it" to what was said
-  earlier, so vague statements ("don't do that again") are dropped rather than guessed at.
+* It sees one sentence at a time, in English (Chinese: :mod:`memdir.extract.chinese`); it cannot
+  resolve "that" or "it" to what was said earlier, so vague statements ("don't do that again")
+  are dropped rather than guessed at.
 * It cannot tell a standing rule from a one-off instruction except by cue words ("from now on",
   "always", "never") and a list of one-off markers ("for now", "this time", "yet", ...);
   "never push to main" is saved, "stop the server" is not, "stop adding comments" is.
