@@ -64,6 +64,20 @@ def test_a_plain_call_maps_the_reply_and_records_the_cost(tmp_path: Path) -> Non
     assert row["cost_usd"] == pytest.approx(0.000027) and row["error"] is None
 
 
+def test_the_ledger_keeps_the_cost_the_cli_reported_to_the_last_digit(tmp_path: Path) -> None:
+    # seen in CI: a run of $0.0051175 was booked as $0.005117, so the day's spend in the ledger
+    # drifted from what the calls cost (the digits vary with the prompt's length)
+    recording = tmp_path / "seven_digits.jsonl"
+    text = (DATA / "text.jsonl").read_text()
+    recording.write_text(text.replace('"total_cost_usd":0.000027', '"total_cost_usd":0.0051175'))
+    p = provider(replaying_cli(tmp_path, str(recording)), tmp_path)
+    asyncio.run(p.complete(REQUEST))
+    assert p.ledger is not None
+    (row,) = p.ledger.rows()
+    assert row["cost_usd"] == 0.0051175
+    assert p.ledger.spend().cost_usd == pytest.approx(p.cost_usd, rel=1e-12)
+
+
 def test_an_auth_refusal_stops_the_cli_instead_of_waiting_out_its_retries(
     tmp_path: Path,
 ) -> None:

@@ -124,7 +124,9 @@ class CliProviderBase:
                     "purpose": self.purpose,
                     "host": self.HOST,
                     "model": self.model_label,
-                    "cost_usd": round(cost, 6),
+                    # the ledger is what budgets add up: kept to the nano-dollar, not rounded
+                    # to what a person reads (a day of calls would drift from what was spent)
+                    "cost_usd": round(cost, 9),
                     "cost_estimated": cost_estimated,
                     "usage_estimated": estimated,
                     "input_tokens": usage.input_tokens,
