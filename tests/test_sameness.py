@@ -98,3 +98,29 @@ def test_find_same_prefers_an_exact_copy_and_skips_contradictions() -> None:
     assert conflict is not None and conflict.verdict == "contradiction"
     assert find_same(new, docs[:-1]) is None  # a contradiction is not the same memory
     assert find_same(new, FILLER) is None
+
+
+SCAFFOLD = '\n\n**Why:** 用户明确这样说过。 Seen in:\n- 2026-12-03: the user said: "{}"\n'
+
+
+def chinese(rel: str, name: str, statement: str) -> object:
+    body = statement + "。" + SCAFFOLD.format(statement)
+    return make_doc(rel, "", "project", f"{statement}\n{body}", name=name)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "expected"),
+    [
+        # one character added: the same rule said again
+        ("提交前先跑 make lint", "提交前都先跑 make lint", "near"),
+        # two rules of one user, with the same English scaffolding around them (the eleventh set)
+        ("案号是理清思路的依据", "网页上的文件，无论文件名字如何，一定是不一样的文件", "different"),
+        # parallel facts about two things
+        ("计费数据库用 Postgres 跑在 db-main", "认证数据库用 Postgres 跑在 db-main", "different"),
+        ("预发布数据库监听 5433 端口", "预发布数据库监听 5434 端口", "contradiction"),
+        ("回复总是用中文", "回复不要用中文", "contradiction"),
+    ],
+)
+def test_chinese_memories_are_compared_by_what_they_say(a: str, b: str, expected: str) -> None:
+    x, y = chinese("a.md", a, a), chinese("b.md", b, b)
+    assert Comparer([x, y, *FILLER]).compare(x, y).verdict == expected  # type: ignore[arg-type]

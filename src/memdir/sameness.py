@@ -19,6 +19,9 @@ apply:", "the user said so") weighs almost nothing and rare subject words decide
   merged, because merging would hide the conflict;
 * **contradiction**: similar subject (over :data:`SUBJECT`) and such a conflict.
 
+Chinese and Japanese, written without spaces, are compared by their characters and character
+bigrams (a title's subject by its characters), and 不要 / 禁止 / 不再 … negate as "not" does.
+
 Neither is possible when the two titles name different things: if each memory's name has a word
 the other memory never uses, they are parallel facts about two subjects ("Billing database" /
 "Auth database"), however alike their sentences.
@@ -36,6 +39,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from memdir.script import CJK
+
 NEAR = 0.5
 CONTAINED = 0.8
 SUBJECT = 0.45
@@ -48,7 +53,8 @@ MAX_BLOCK_DF = 0.1  # words in more than 10% of memories do not propose candidat
 _WORD = re.compile(r"[a-z0-9][a-z0-9._+-]*[a-z0-9+]|[a-z0-9]")
 _NEGATION = re.compile(
     r"\b(?:not|never|no longer|don't|doesn't|isn't|aren't|won't|can't|cannot|shouldn't|"
-    r"mustn't|without|stop(?:ped)?|disabled?|avoid)\b",
+    r"mustn't|without|stop(?:ped)?|disabled?|avoid)\b|"
+    r"不要|不能|不许|不准|禁止|别再|不再|绝不|永远不|从不|不可以|不应该?",  # and in Chinese
     re.IGNORECASE,
 )
 _STOP_WORDS = """a an the and or but to of in on at for with by from as is are was were be been
@@ -58,6 +64,9 @@ _STOP_WORDS = """a an the and or but to of in on at for with by from as is are w
     here what which who when where why how about into over under also just only very more most
     not never no don't doesn't isn't without use uses used using each every all any"""
 _STOP = frozenset(_STOP_WORDS.split())
+_CJK_RUN = re.compile(f"(?:{CJK.pattern})+")
+# single characters that say how, not what (as "always", "never", "please" above)
+_CJK_STOP = frozenset("的了是在和与也都就要不别再总始终永远必须应该会能可以这那个我你他她们请把被")
 
 Verdict = Literal["exact", "near", "contradiction", "different"]
 
@@ -96,7 +105,7 @@ class Doc:
     subject: frozenset[str] = frozenset()  # the words of the memory's name (its title)
 
 
-def _split(text: str) -> tuple[set[str], set[str]]:
+def _split(text: str, *, bigrams: bool = True) -> tuple[set[str], set[str]]:
     words: set[str] = set()
     values: set[str] = set()
     for raw in _WORD.findall(text.lower()):
@@ -106,6 +115,14 @@ def _split(text: str) -> tuple[set[str], set[str]]:
             values.add(raw.strip(".-"))
         else:
             words.add(_stem(raw))
+    # Chinese and Japanese write no spaces: a run's characters and character bigrams are its
+    # words, as in Lucene's CJK analysis; without them two CJK memories share only their English
+    # scaffolding ("Why", "Seen in") and look alike whatever they say. A title's subject is its
+    # characters alone: one character added ("提交前都先跑") changes two bigrams, not the subject
+    for run in _CJK_RUN.findall(text):
+        words.update(ch for ch in run if ch not in _CJK_STOP)
+        if bigrams:
+            words.update(run[i : i + 2] for i in range(len(run) - 1))
     return words, values
 
 
@@ -120,7 +137,7 @@ def make_doc(rel: str, scope: str, type: str | None, text: str, *, name: str = "
         frozenset(words),
         frozenset(values),
         bool(_NEGATION.search(text)),
-        frozenset(_split(name)[0]),
+        frozenset(_split(name, bigrams=False)[0]),
     )
 
 

@@ -65,7 +65,7 @@ def test_the_users_reason_becomes_why_and_how_to_apply_is_in_chinese() -> None:
     [found] = candidates(said_with_reason, today=TODAY)
     assert found.statement == "提交代码前先跑 make lint"
     assert found.why == "CI 会拒绝格式不对的代码"
-    assert found.how and "提交代码前先跑 make lint" in found.how and "以后" in found.how
+    assert found.how == "以后都这样做：提交代码前先跑 make lint。"
     [other] = candidates("不要再用 float 存金额，否则会有精度问题", today=TODAY)
     assert other.why == "否则会有精度问题"
 
@@ -95,7 +95,7 @@ async def test_one_memory_per_rule_in_the_users_words(store: MemoryStore) -> Non
     memory = store.read(path.name)
     assert memory.type == "feedback" and memory.description == "提交前先跑 make lint"
     assert "**Why:** CI 会拒绝格式不对的代码" in memory.body
-    assert "**How to apply:** 在这个项目里以后都这样做" in memory.body
+    assert "**How to apply:** 以后都这样做：提交前先跑 make lint。" in memory.body
     assert memory.body.startswith("提交前先跑 make lint。\n")
     # said again in other words, without the reason: the same memory, newer words, the reason kept
     again = extractor.apply_texts(["以后提交前都先跑 make lint！"])

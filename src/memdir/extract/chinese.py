@@ -102,10 +102,12 @@ def _title(statement: str) -> str:
 
 
 def _how(statement: str, kind: MemoryType) -> str | None:
+    # few words of its own: dream compares bodies, and a sentence every memory shares would
+    # make them look alike
     if kind is MemoryType.FEEDBACK:
-        return f"在这个项目里以后都这样做：{statement}；不用等用户再提醒。"
+        return f"以后都这样做：{statement}。"
     if kind is MemoryType.PROJECT:
-        return f"涉及这件事的工作都以此为准：{statement}；如果发现已经过时，告诉用户。"
+        return f"以此为准：{statement}；发现过时就告诉用户。"
     return None
 
 
