@@ -68,6 +68,10 @@ def test_the_users_reason_becomes_why_and_how_to_apply_is_in_chinese() -> None:
     assert found.how == "以后都这样做：提交代码前先跑 make lint。"
     [other] = candidates("不要再用 float 存金额，否则会有精度问题", today=TODAY)
     assert other.why == "否则会有精度问题"
+    # from a handover brief in a held-out session: the user's own 禁止, the reason after a dash
+    [banned] = candidates("禁止 deep-scrape-api.mjs — 会逐个跳转 URL，触发安全风控", today=TODAY)
+    assert (banned.statement, banned.name) == ("禁止 deep-scrape-api.mjs",) * 2
+    assert banned.why == "会逐个跳转 URL，触发安全风控"
 
 
 def test_chinese_sentences_split_at_their_own_full_stops() -> None:

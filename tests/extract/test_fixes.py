@@ -98,3 +98,27 @@ def test_a_tool_off_the_path_is_named_by_its_path_not_by_one_runs_flags() -> Non
     assert found is not None and found.name == "Run swag by its full path here"
     assert found.statement == "`swag` is not on the PATH here: run it by its full path"
     assert found.how is not None and "~/go/bin/swag …" in found.how
+
+
+def test_a_chain_of_programs_is_not_blamed_on_its_last_step_unless_the_output_names_it() -> None:
+    # seen in a held-out session: python failed on a file Word held open, the chain was named
+    # after cmd.exe, and "run python -c first whenever cmd.exe is needed" was saved
+    locked = _proof(
+        'cd "C:/Users/me/book" && python make_doc.py && cmd.exe /c start "" "book.docx"',
+        "PermissionError: [Errno 13] Permission denied: 'book.docx'",
+        'cmd.exe /c start "" "book-v2.docx"',
+        'python -c "print(1)"',
+    )
+    assert lesson(locked) is None
+    named = _proof(
+        "make build && cmd.exe /c start out.docx",
+        "'cmd.exe' is not recognized as an internal or external command",
+        "powershell.exe -c start out.docx",
+    )
+    assert lesson(named) is not None  # the output names the last step: it is cmd.exe's failure
+    one_program = _proof(
+        "git switch -c docs-fix && git push",
+        "fatal: The current branch docs-fix has no upstream branch.",
+        "git push --set-upstream origin docs-fix",
+    )
+    assert lesson(one_program) is not None  # every step is git's

@@ -31,14 +31,15 @@ _FROM_NOW = re.compile(
 )
 _NEVER = re.compile(
     rf"^{_POLITE}(?:永远不要|永远别|绝对不要|绝不要|千万不要|千万别|不要再|别再|不许再|不准再|"
-    rf"再也不要|以后不要|以后别|禁止)[{_PUNCT}]*(?P<x>.+)$"
+    rf"再也不要|以后不要|以后别|(?P<cue>禁止))[{_PUNCT}]*(?P<x>.+)$"
 )
 _ALWAYS = re.compile(rf"^{_POLITE}(?:总是|始终|一律|每次都要?|每一次都要?)[{_PUNCT}]*(?P<x>.+)$")
 _CORRECTION = re.compile(
     rf"^(?:不对|错了|不是这样的?|你错了|不行)[{_PUNCT}]+(?P<x>(?:应该|要|请|用|使用|改用|别|不要)"
     r".+)$"
 )
-_WHY = re.compile(r"[，,；;]?\s*(?P<cue>因为|否则|不然)(?P<why>.+)$")
+# the user's reason: 因为 (because), 否则 / 不然 (otherwise), or what follows a dash
+_WHY = re.compile(r"[，,；;]?\s*(?P<cue>因为|否则|不然|\s—+\s*|——|\s--\s)(?P<why>.+)$")
 _QUESTION = re.compile(r"(?:[?？]|[吗呢么嘛][。.!！]?)$")
 # this task, this moment: not a standing rule
 _ONE_OFF = re.compile(r"这次|这一次|本次|这回|暂时|暂且|临时|今天|目前先|现在先|这个任务")
@@ -62,9 +63,10 @@ def said(sentence: str) -> Said | None:
     if m := _FROM_NOW.match(text):
         return _said(m.group("x"), "from-now-on", MemoryType.FEEDBACK)
     if m := _NEVER.match(text):
-        return _said(f"不要{m.group('x')}", "directive", MemoryType.FEEDBACK)
+        cue = "禁止" if m.group("cue") == "禁止" else "不要"  # the user's word where it says it all
+        return _said(_join(cue, m.group("x")), "directive", MemoryType.FEEDBACK)
     if m := _ALWAYS.match(text):
-        return _said(f"总是{m.group('x')}", "directive", MemoryType.FEEDBACK)
+        return _said(_join("总是", m.group("x")), "directive", MemoryType.FEEDBACK)
     if m := _CORRECTION.match(text):
         return _said(m.group("x"), "correction", MemoryType.FEEDBACK)
     return None
@@ -77,12 +79,18 @@ def _said(content: str, rule: str, kind: MemoryType) -> Said | None:
     return Said(kind, statement, rule, _title(statement), _how(statement, kind), why)
 
 
+def _join(cue: str, rest: str) -> str:
+    """``cue`` before ``rest``, with a space before a Latin word (禁止 deep-scrape.mjs)."""
+    return f"{cue} {rest}" if rest[:1].isascii() and rest[:1].isalnum() else cue + rest
+
+
 def _split_why(text: str) -> tuple[str, str | None]:
     m = _WHY.search(text)
     if m is None or word_count(m.group("why")) < 2:
         return _clean(text), None
     why = _clean(m.group("why"))
-    return _clean(text[: m.start()]), why if m.group("cue") == "因为" else f"否则{why}"
+    cue = m.group("cue")
+    return _clean(text[: m.start()]), f"否则{why}" if cue in ("否则", "不然") else why
 
 
 def _kind(content: str) -> MemoryType:
@@ -97,7 +105,7 @@ def _kind(content: str) -> MemoryType:
 
 def _title(statement: str) -> str:
     """The rule's first clause, at most 24 characters: a title, not the whole sentence."""
-    head = re.split(r"[，,；;。]", statement, maxsplit=1)[0]
+    head = re.split(r"[，,；;。]|\s—|——|\s--\s", statement, maxsplit=1)[0].strip()
     return head if len(head) <= 24 else head[:24].rstrip(_PUNCT)
 
 

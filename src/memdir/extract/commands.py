@@ -65,6 +65,20 @@ def _words(command: str) -> list[str]:
     return words
 
 
+def executables(command: str) -> list[str]:
+    """The executables a chained command runs, in order (``git``, ``cmd.exe``), runners, ``cd``
+    and output filters aside; the last is the one :func:`shape` names."""
+    found = []
+    for part in re.split(r"&&|;|\|\||\|", command):
+        if not part.strip() or _is_filter(part) or part.split()[0] in ("cd", "pushd"):
+            continue
+        words = _words(part)
+        words = words[_runners(words) :]
+        if words:
+            found.append(words[0].rsplit("/", 1)[-1].lower())
+    return found
+
+
 def _is_filter(step: str) -> bool:
     head = step.split()[0] if step.split() else ""
     return head in ("tail", "head", "grep", "cat", "tee", "less", "sort", "wc")

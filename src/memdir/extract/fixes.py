@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from memdir.extract.commands import executables, probes, program, shape
 from memdir.extract.commands import prefix as runner_prefix
-from memdir.extract.commands import probes, program, shape
 from memdir.extract.rules import Candidate
 from memdir.model import MemoryType
 
@@ -128,7 +128,7 @@ def lesson(proof: Proof) -> Candidate | None:
     if _BYPASS.search(proof.working) or (proof.step and _BYPASS.search(proof.step)):
         return None
     kind = kind_of(proof.output)
-    if kind is None:
+    if kind is None or not _attributable(proof):
         return None
     f, w = shape(proof.failed), shape(proof.working)
     evidence = _evidence(proof)
@@ -147,6 +147,15 @@ def lesson(proof: Proof) -> Candidate | None:
         how=how,
         evidence=evidence,
     )
+
+
+def _attributable(proof: Proof) -> bool:
+    """Whether the failure is the failed command's program's: a chain of several programs
+    (``python gen.py && cmd.exe /c start out.docx``) is named after its last step, so unless the
+    output names that program, an earlier step may have failed (python's PermissionError on a
+    file open elsewhere, in a held-out session, became "cmd.exe needs a step first")."""
+    ran = executables(proof.failed)
+    return len(set(ran)) < 2 or ran[-1] in proof.output.lower()
 
 
 _Made = tuple[str, str, str, str]
