@@ -88,3 +88,24 @@ def test_keyword_recall_folds_copies_too(tmp_path: Path) -> None:
     headers = scan_headers(store.root).headers
     picked = [s.filename for s in KeywordSelector().select_sync("pnpm lockfile", headers)]
     assert picked == ["pnpm_copy.md"]
+
+
+def test_chinese_near_copies_fold_and_two_chinese_rules_do_not(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "memory")
+    rules = [  # no Latin word in any of them: the comparison has only the Chinese to go on
+        ("lint.md", "提交前先跑代码检查", "提交前先跑代码检查"),
+        ("lint_again.md", "提交前都先跑代码检查", "提交前都先跑代码检查"),
+        ("reply.md", "回复必须是中文", "你给出的回复必须是中文"),
+    ]
+    for rel, name, description in rules:
+        body = f"{description}。\n\n**Why:** 用户明确这样说过。 Seen in:\n- 2026-12-03: said"
+        store.create(name, description, "feedback", body, rel=rel)
+    same = SameMemory(store.root)
+    heads = {
+        h.filename: Entry(h.filename, h.mtime, h.name or "", h.description or "")
+        for h in store.list()
+    }
+    lint, again, reply = (heads[r] for r in ("lint.md", "lint_again.md", "reply.md"))
+    found = same.same_as(again, [reply, lint])
+    assert found is not None and found[0] == lint
+    assert same.same_as(reply, [lint]) is None  # the same scaffolding, a different rule
