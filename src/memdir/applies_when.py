@@ -27,6 +27,7 @@ from typing import Any
 from memdir.applies_rules import EXPLAIN, EXPLAIN_CUES, SITUATIONS, STYLE, STYLE_CUES
 from memdir.errors import FrontmatterError, MemdirError
 from memdir.model import Memory
+from memdir.script import printable
 from memdir.store import MemoryStore
 
 FIELD = "applies_when"
@@ -46,8 +47,6 @@ MAX_CHARS = 160
 _COMPILED = tuple((s, re.compile(rf"\b(?:{cue.lower()})\b")) for s, cue in SITUATIONS)
 _EXPLAIN_RE = re.compile(rf"\b(?:{EXPLAIN_CUES})\b", re.IGNORECASE)
 _STYLE_RE = re.compile(rf"\b(?:{STYLE_CUES})\b", re.IGNORECASE)
-# C0/C1 controls and the bidirectional embedding/override/isolate marks (whitespace is split).
-_UNPRINTABLE = re.compile("[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def derive(memory_type: str | None, name: str, description: str, body: str) -> list[str]:
@@ -79,7 +78,7 @@ def normalise(value: Any) -> list[str]:
     out: list[str] = []
     for item in items:
         if isinstance(item, str | int | float) and not isinstance(item, bool):
-            text = " ".join(_UNPRINTABLE.sub("", str(item)).split())[:MAX_CHARS].rstrip()
+            text = " ".join(printable(str(item)).split())[:MAX_CHARS].rstrip()
             if text and text not in out:
                 out.append(text)
     return out[:MAX_ITEMS]

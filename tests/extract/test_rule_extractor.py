@@ -180,3 +180,19 @@ def test_extraction_leaves_no_duplicate_for_dream_to_merge(store: MemoryStore) -
     extractor.apply_texts(["From now on, run the linter before each commit."])
     assert len(store.list()) == 3
     assert plan_offline(store, today=FIXED_NOW.date()).duplicates == []
+
+
+async def test_terminal_escapes_nuls_and_bidi_overrides_never_reach_a_memory(
+    store: MemoryStore, memory_dir: Path
+) -> None:
+    hostile = [
+        "Remember that \x1b[31mthe staging db\u202e listens on port 5433\x00",
+        "记住：\x1b]0;owned\x07预发布数据库\u2066监听 5433 端口",
+    ]
+    written = _extractor(store).apply_texts(hostile).written
+    assert len(written) == 2
+    for path in [*written, memory_dir / "MEMORY.md"]:
+        text = path.read_text("utf-8")
+        assert not any(ch in text for ch in "\x1b\x00\x07\u202e\u2066"), path.name
+    assert "5433" in written[0].read_text()
+    assert "预发布数据库监听 5433 端口" in written[1].read_text()

@@ -250,5 +250,6 @@ def test_hostile_and_foreign_sentences_say_nothing_and_never_raise(said: str) ->
     from memdir.extract.rules import candidates
 
     found = candidates(said, today=TODAY)
-    assert all(c.rule != "account" for c in found)  # a control character is not a user name
+    # control characters and bidi overrides are dropped before the rules read: none is saved
+    assert all(c.statement.isprintable() and c.source.isprintable() for c in found)
     assert all(len(c.statement) < 2_100 for c in found)

@@ -30,7 +30,7 @@ from typing import Literal
 from memdir.extract import chinese, standing, told
 from memdir.extract.documents import injected_document, outlives_brief, task_brief
 from memdir.model import MemoryType
-from memdir.script import contains_cjk, word_count
+from memdir.script import contains_cjk, printable, word_count
 
 Kind = Literal["save", "forget"]
 
@@ -422,6 +422,7 @@ def sentences(text: str) -> list[str]:
 
 def candidates(text: str, *, today: dt.date) -> list[Candidate]:
     """Every memory statement in one user message, in order."""
+    text = printable(text)  # what is saved is shown on terminals and read back into prompts
     if injected_document(text):
         return []
     found = (classify(s, today=today) for s in sentences(text) if len(s) <= MAX_SENTENCE_CHARS)

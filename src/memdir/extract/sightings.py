@@ -35,9 +35,9 @@ from pathlib import Path
 
 from memdir.daily_log import append_log, bullets, log_files
 from memdir.extract.rules import Candidate
+from memdir.script import printable
 
 _SAID_CHARS = 100
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _BULLET = re.compile(
     r'^seen (?P<lesson>[a-z][a-z0-9-]{0,40}) in session (?P<session>[0-9a-f]{12}): "(?P<said>.*)"$'
 )
@@ -115,7 +115,7 @@ def _noted(root: Path) -> dict[str, list[_Seen]]:
 
 def _short(text: str) -> str:
     # one line of plain text: a journal a person cats must not carry a terminal escape
-    flat = " ".join(_CONTROL.sub(" ", text).split()).replace('"', "'")
+    flat = " ".join(printable(text).split()).replace('"', "'")
     return flat if len(flat) <= _SAID_CHARS else flat[: _SAID_CHARS - 1] + "…"
 
 
