@@ -128,3 +128,10 @@ def test_an_old_percent_encoded_entry_is_replaced_not_duplicated() -> None:
     old = "- [T](%E6%95%B0%E6%8D%AE.md) — hook\n"
     updated = index.upsert_entry(old, "数据.md", index.entry_line("T", "数据.md", "new"))
     assert updated == "- [T](数据.md) — new\n"
+
+
+def test_an_entry_line_carries_no_terminal_escape_nul_or_bidi_override() -> None:
+    hook = "blue-green\x00 \x1b]0;x\x07on fly"
+    line = index.entry_line("\x1b[2JDeploys\u202e", "deploys.md", hook)
+    assert line == "- [(2JDeploys](deploys.md) — blue-green ]0;xon fly"
+    assert line.isprintable() and index.entry_link(line) == "deploys.md"

@@ -27,6 +27,7 @@ from memdir.atomic import atomic_write
 from memdir.errors import UnsafePathError
 from memdir.frontmatter import parse
 from memdir.pathsafe import open_inside, resolve_inside
+from memdir.script import printable
 from memdir.validity import validity_of
 
 _log = logging.getLogger("memdir")
@@ -133,9 +134,11 @@ def _quote(link: str) -> str:
 
 def entry_line(title: str, link: str, hook: str) -> str:
     """``- [Title](link) — hook``, with the hook shortened to keep the line near 150 chars."""
-    title = " ".join(title.split()).replace("[", "(").replace("]", ")") or link
+    # the index is loaded into prompts and shown by `cat`: whoever wrote the memory's header,
+    # its line carries no terminal escape, NUL or bidi override
+    title = " ".join(printable(title).split()).replace("[", "(").replace("]", ")") or link
     head = f"- [{title}]({_quote(link)})"
-    hook = " ".join(hook.split())
+    hook = " ".join(printable(hook).split())
     if not hook:
         return head
     room = max(ENTRY_TARGET_CHARS - len(head) - 3, 20)
