@@ -122,6 +122,10 @@ def test_an_answer_that_was_read_stays_and_an_unknown_request_changes_nothing_el
     s = host.session()
     warm = WarmRecall()
     assert staging in _daemon(host, s, warm, request="r3")["stdout"]
+    # an answer that takes nothing (the memory is in the context already) records nothing
+    assert _daemon(host, s, warm, request="r3b")["stdout"] == ""
+    state = s.state()
+    assert state.answer is not None and state.answer.request == "r3"
     # the next prompt's hook gave up on its own request, not on r3: r3's answer stands
     again = _hook_in_place_of(host, s, "r4")
     assert again.answer is None

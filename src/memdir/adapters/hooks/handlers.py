@@ -231,7 +231,7 @@ def user_prompt_submit(inp: HookInput, hc: HookContext, restart: str = "") -> st
         late = [m for m in late if os.path.isfile(m.path)]  # deleted since: not delivered
         injected = state.accept([*found, *late], max_chars=budget)
         used = state.used_bytes
-        if hc.request is not None:
+        if hc.request is not None and (injected or notices or late):  # else nothing to undo
             state.record_answer(hc.request, injected, notices, late, settled_at)
     text = "\n\n".join(t for t in (restart, render_memories(injected)) if t)
     log_event(
