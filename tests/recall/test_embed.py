@@ -98,3 +98,20 @@ def test_the_model_session_does_not_spin_after_a_run(minilm: MiniLMEmbedder) -> 
     minilm.embed(["load the session"])
     options = minilm._session.get_session_options()
     assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+
+
+def test_the_quick_graph_and_the_optimised_one_give_the_same_vectors() -> None:
+    # a cold process answers its first query with the graph as shipped (issue #37: ready in
+    # ~40 ms, not ~200); a long-lived one swaps in the optimised graph: same vectors either way
+    texts = ["how should I write the db tests?", "Use pnpm, never npm", "用中文回复"]
+    model = MiniLMEmbedder()
+    quick = model.embed(texts[:1])
+    assert not model._optimized
+    options = model._session.get_session_options()
+    assert str(options.graph_optimization_level).endswith("ORT_DISABLE_ALL")
+    model.upgrade()
+    assert model._optimized
+    assert "ORT_ENABLE_ALL" in str(model._session.get_session_options().graph_optimization_level)
+    np.testing.assert_allclose(model.embed(texts[:1]), quick, atol=1e-5)
+    batch = MiniLMEmbedder().embed(texts)  # a batch builds the optimised graph first
+    np.testing.assert_allclose(batch[0], quick[0], atol=1e-5)

@@ -35,6 +35,8 @@ MAX_TOKENS = 256  # all-MiniLM-L6-v2 was trained with 256 word pieces; longer in
 # ~1.4 GB RSS; 8 holds ~0.5 GB). Larger batches of short texts (a padded-token budget of 8 x 256,
 # up to 64 texts) measured slower here (30 vs 40 memories/s on two cores), so 8 it stays.
 BATCH_SIZE = 8
+# more texts than this in one call build the optimised graph first (see MiniLMEmbedder.upgrade)
+UPGRADE_AT = 2
 
 
 @runtime_checkable
@@ -81,8 +83,10 @@ class MiniLMEmbedder:
         self._batch_size = batch_size
         self._max_tokens = max_tokens
         self._session: Any = None
+        self._optimized = False
         self._tokenizer: Any = None
         self._lock = threading.Lock()
+        self._upgrade_lock = threading.Lock()
         self._tokenizer_lock = threading.Lock()
 
     @property
@@ -101,12 +105,27 @@ class MiniLMEmbedder:
                 with native.region():
                     if self._tokenizer is None:
                         self._tokenizer = _load_tokenizer(self._vocab_path, self._max_tokens)
-                    self._session = _load_session(self._model_path, self._threads)
+                    # first the graph as shipped (ready in ~40 ms instead of ~200 ms: what a
+                    # cold prompt waits on); the optimised graph replaces it on a big batch
+                    # or an ``upgrade`` — the same vectors to 1e-7 either way
+                    self._session = _load_session(self._model_path, self._threads, optimize=False)
             return self._session, self._tokenizer
 
     def load(self) -> tuple[Any, Any]:
         """(ONNX session, tokenizer), loaded on first use."""
         return self._load()
+
+    def upgrade(self) -> None:
+        """Swap in the optimised graph (~5x faster per text; ~200 ms to build): long-lived
+        callers do it in the background after their first answer, a big batch does it first."""
+        self._load()
+        with self._upgrade_lock:
+            if self._optimized:
+                return
+            with native.region():
+                session = _load_session(self._model_path, self._threads, optimize=True)
+            with self._lock:
+                self._session, self._optimized = session, True
 
     def tokenize(self, text: str) -> list[int]:
         """The model's token ids for ``text`` ([CLS] … [SEP]), as fed to the network."""
@@ -133,6 +152,8 @@ class MiniLMEmbedder:
     def embed(self, texts: Sequence[str]) -> Vectors:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        if len(texts) > UPGRADE_AT and not self._optimized:
+            self.upgrade()
         session, tokenizer = self._load()
         # Batching similar lengths together keeps padding (and wasted compute) small.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
@@ -176,7 +197,7 @@ def _load_tokenizer(vocab_path: Path, max_tokens: int) -> Any:
     return tokenizer
 
 
-def _load_session(model_path: Path | None, threads: int) -> Any:
+def _load_session(model_path: Path | None, threads: int, *, optimize: bool = True) -> Any:
     # Importing onnxruntime writes a device id and an event store under
     # ~/.cache/Microsoft/DeveloperTools/.onnxruntime/ unless ORT_DISABLE_TELEMETRY is set when
     # the library loads (checked with 1.32; disable_telemetry_events() comes too late for that
@@ -202,6 +223,8 @@ def _load_session(model_path: Path | None, threads: int) -> Any:
     # calls and the host need next (measured: spawning git took 12 ms instead of 0.4)
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.log_severity_level = 3  # onnxruntime warns about unused initialisers on int8 exports
+    if not optimize:
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     return ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
 
 

@@ -167,6 +167,20 @@ class Freshness:
         self.background.start()
 
 
+def _upgrade_later(engine: MemoryRecall) -> None:
+    """After a warm engine's first answer: its embedder builds the optimised graph in the
+    background (the first answer used the graph as shipped, ready sooner)."""
+    index = getattr(engine.selector, "index", None)
+    upgrade = getattr(getattr(index, "embedder", None), "upgrade", None)
+    if callable(upgrade):
+        threading.Thread(target=_quietly, args=(upgrade,), daemon=True).start()
+
+
+def _quietly(work: Any) -> None:
+    with contextlib.suppress(Exception):  # advisory: the graph as shipped keeps answering
+        work()
+
+
 class WarmRecall:
     """Warm engines for up to ``max_engines`` memory dirs, least recently used evicted."""
 
@@ -214,7 +228,10 @@ class WarmRecall:
             fresh.before_recall()
             found = recall_attachments(engine, query, exclude, limit, context=context)
         fresh.after_recall(lock)
-        self._answered(memory_dir, cache_dir).set()
+        answered = self._answered(memory_dir, cache_dir)
+        if not answered.is_set():
+            answered.set()
+            _upgrade_later(engine)
         return found
 
     def _answered(self, memory_dir: str, cache_dir: str) -> threading.Event:

@@ -1,5 +1,6 @@
-"""A prompt that finds the daemon still loading is answered at once; what recall finds then is
-delivered with the session's next prompt (issue #18.8: cold first prompt ≤ 400 ms).
+"""A prompt that finds the daemon still loading waits for it within the prompt's budget (issue
+#37); past it the prompt is answered without recall and what recall finds then is delivered
+with the session's next prompt.
 
 Driven through the daemon's own entry (``serve_hook``, what the fast path's request runs) with
 the engine build held on an event, so "still loading" is a fact of the test, not of timing.
@@ -16,7 +17,7 @@ from typing import Any
 import pytest
 
 import memdir.recall.warm as warm_module
-from memdir.adapters.hooks.forwarded import cold_wait, serve_hook
+from memdir.adapters.hooks.forwarded import ATTENDED_BUDGET, cold_wait, serve_hook
 from memdir.adapters.hooks.state import SETTLED_MAX_AGE, SessionStore
 from memdir.adapters.hosts import dialect
 from memdir.errors import ConfigError
@@ -140,8 +141,12 @@ def test_a_bad_cold_wait_is_a_clear_error(raw: str) -> None:
 
 def test_the_cold_wait_follows_whether_a_person_is_waiting() -> None:
     cc = dialect("claude-code")
-    assert cold_wait({}, cc) == 0.0  # interactive (or unknown): answer at once
-    assert cold_wait({"CLAUDE_CODE_SESSION_ATTENDED": "1"}, cc) == 0.0
+    now = time.time()
+    # interactive: what is left of the prompt's budget since the hook process began
+    assert 0.3 < cold_wait({}, cc, now - 0.1) <= ATTENDED_BUDGET - 0.1
+    assert cold_wait({"CLAUDE_CODE_SESSION_ATTENDED": "1"}, cc, now - 5) == 0.0  # spent
+    assert cold_wait({}, cc, now + 3600) == ATTENDED_BUDGET  # a clock gone wrong: bounded
+    assert 0 < cold_wait({}, cc) < ATTENDED_BUDGET  # a caller that cannot say when it began
     assert cold_wait({"CLAUDE_CODE_SESSION_ATTENDED": "0"}, cc) == 4.0  # claude -p: recall matters
     unattended = {"CLAUDE_CODE_SESSION_ATTENDED": "0", "MEMDIR_RECALL_COLD_WAIT": "2"}
     assert cold_wait(unattended, cc) == 2.0

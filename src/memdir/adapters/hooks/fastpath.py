@@ -23,6 +23,11 @@ from __future__ import annotations
 import io
 import os
 import sys
+import time
+
+# when this hook process began its own work (interpreter start is ~20 ms before): the daemon
+# spends at most what is left of the prompt's budget from here (``forwarded.cold_wait``)
+STARTED = time.time()
 
 from memdir.adapters import recall_client
 from memdir.errors import DaemonError, DaemonTimeoutError
@@ -114,6 +119,7 @@ def forward(
                 "env": dict(env),
                 "flags": flags,
                 "request": request,
+                "started": STARTED,
             },
             timeout=FORWARD_TIMEOUTS[event],
         )
