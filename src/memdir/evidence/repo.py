@@ -1,0 +1,174 @@
+"""Read-only git plumbing for the evidence check, every call bounded by a deadline.
+
+Invariants:
+- Only ``git`` read commands (``rev-parse``, ``rev-list``, ``cat-file``, ``grep``, ``log``,
+  ``diff``, ``ls-tree``) run, in the repository's own directory, with no pager, no prompts and
+  no config that could run a program (``core.fsmonitor``, external diff and textconv are off).
+- Nothing is read outside the repository: paths are looked up as ``<commit>:<path>`` in git's
+  object store, which cannot name a file outside the tree or follow a symlink out of it.
+- A git that fails, a corrupt ``.git``, a shallow clone missing an object or a call past the
+  deadline yields "unknown" (None / empty), never an exception into recall.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+MAX_OUTPUT = 4 * 1024 * 1024  # bytes read from one git call; a bigger answer is cut
+MAX_BLOB = 2 * 1024 * 1024  # a file bigger than this is compared by its object id only
+_SAFE = ["-c", "core.fsmonitor=false", "-c", "core.quotepath=off", "-c", "diff.external="]
+_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+
+
+class Deadline:
+    """A monotonic point in time every git call of one check stays within."""
+
+    def __init__(self, seconds: float) -> None:
+        self.at = time.monotonic() + seconds
+        self.expired = False
+
+    def left(self) -> float:
+        return self.at - time.monotonic()
+
+
+@dataclass
+class Git:
+    """One repository's object store, read with bounded ``git`` calls."""
+
+    root: Path
+    deadline: Deadline
+
+    def run(self, *args: str, stdin: bytes | None = None) -> bytes | None:
+        """stdout of ``git args`` (cut at :data:`MAX_OUTPUT`), or None on failure or timeout."""
+        left = self.deadline.left()
+        if left <= 0:
+            self.deadline.expired = True
+            return None
+        env = {**os.environ, **_ENV}
+        env.pop("GIT_DIR", None)
+        env.pop("GIT_WORK_TREE", None)
+        try:
+            proc = subprocess.Popen(
+                ["git", *_SAFE, "-C", str(self.root), *args],
+                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env=env,
+                start_new_session=True,
+            )
+        except OSError:
+            return None
+        try:
+            out, _ = proc.communicate(stdin, timeout=left)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(OSError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.communicate(timeout=0.5)
+            self.deadline.expired = True
+            return None
+        if proc.returncode not in (0, 1):  # 1: grep found nothing, a normal answer
+            return None
+        return out[:MAX_OUTPUT] if proc.returncode == 0 else b""
+
+    def text(self, *args: str) -> str | None:
+        out = self.run(*args)
+        return None if out is None else out.decode("utf-8", "replace")
+
+    def head(self) -> str | None:
+        out = self.text("rev-parse", "--verify", "-q", "HEAD^{commit}")
+        return out.strip() or None if out else None
+
+    def resolve(self, rev: str) -> str | None:
+        if rev.startswith("-") or "\x00" in rev or "\n" in rev:
+            return None
+        out = self.text("rev-parse", "--verify", "-q", "--end-of-options", f"{rev}^{{commit}}")
+        return out.strip() or None if out else None
+
+    def commit_before(self, when: float, tip: str) -> str | None:
+        """The last commit on ``tip`` made at or before ``when`` (seconds since the epoch)."""
+        out = self.text("rev-list", "-1", f"--before={int(when)}", tip)
+        return out.strip() or None if out else None
+
+    def objects(self, specs: list[str]) -> dict[str, tuple[str, str] | None]:
+        """For each ``rev:path``: (object id, type) or None when there is no such object."""
+        specs = [s for s in specs if "\n" not in s]
+        if not specs:
+            return {}
+        out = self.run("cat-file", "--batch-check", stdin="\n".join(specs).encode() + b"\n")
+        found: dict[str, tuple[str, str] | None] = dict.fromkeys(specs)
+        if out is None:
+            return found
+        for spec, line in zip(specs, out.decode("utf-8", "replace").splitlines(), strict=False):
+            parts = line.split()
+            if len(parts) >= 2 and parts[-1] != "missing":
+                found[spec] = (parts[0], parts[1])
+        return found
+
+    def blob(self, oid: str) -> bytes | None:
+        size = self.text("cat-file", "-s", oid)
+        if size is None or not size.strip().isdigit() or int(size) > MAX_BLOB:
+            return None
+        return self.run("cat-file", "blob", oid)
+
+    def grep_files(self, word: str, rev: str, limit: int = 200) -> list[str] | None:
+        """Tracked files at ``rev`` holding ``word`` as a whole word (fixed string)."""
+        out = self.run(
+            "grep", "-I", "-l", "-z", "-F", "-w", "--full-name", "-e", word, rev, "--", "."
+        )
+        if out is None:
+            return None
+        prefix = f"{rev}:"
+        names = [n.removeprefix(prefix) for n in out.decode("utf-8", "replace").split("\0") if n]
+        return names[:limit]
+
+    def paths(self, rev: str) -> list[str] | None:
+        out = self.run("ls-tree", "-r", "-z", "--name-only", "--full-tree", rev)
+        if out is None:
+            return None
+        return [n for n in out.decode("utf-8", "replace").split("\0") if n]
+
+    def renames(self, base: str, tip: str) -> dict[str, str]:
+        """Old path -> new path for files renamed between two commits."""
+        out = self.text("diff", "--no-ext-diff", "--no-textconv", "-M", "--name-status", "-z",
+                        base, tip)  # fmt: skip
+        if not out:
+            return {}
+        fields = out.split("\0")
+        moved: dict[str, str] = {}
+        i = 0
+        while i < len(fields) - 1:
+            status = fields[i]
+            if status.startswith(("R", "C")) and i + 2 < len(fields):
+                if status.startswith("R"):
+                    moved[fields[i + 1]] = fields[i + 2]
+                i += 3
+            else:
+                i += 2
+        return moved
+
+    def history(self, base: str, tip: str, paths: list[str]) -> tuple[int, str]:
+        """(commits between base and tip touching ``paths``, the latest one's subject)."""
+        out = self.text("log", "--format=%s", f"{base}..{tip}", "--", *paths[:20])
+        if not out:
+            return 0, ""
+        subjects = out.splitlines()
+        return len(subjects), subjects[0][:120] if subjects else ""
+
+
+def repository_root(start: Path, deadline: Deadline) -> Path | None:
+    """The work tree root of the git repository holding ``start``, or None."""
+    git = Git(start, deadline)
+    out = git.text("rev-parse", "--show-toplevel")
+    if not out or not out.strip():
+        return None
+    return Path(out.strip())
+
+
+__all__ = ["MAX_BLOB", "Deadline", "Git", "repository_root"]
