@@ -33,6 +33,7 @@ _GROUPS: dict[str, tuple[str, ...]] = {
         *("index", "manifest", "prompt", "doctor"),
     ),
     "recall_cmd": ("recall", "reindex"),
+    "stale_cmd": ("stale",),
     "extract_cmd": ("extract",),
     "backfill_cmd": ("backfill",),
     "mcp_cmd": ("mcp",),

@@ -155,17 +155,44 @@ def cmd_recall(ctx: CliContext) -> int:
     finally:
         if bar is not None:
             bar.close()
+    checked = _evidence(ctx, [att.path for att in attachments])
     rows = [
-        {"path": att.filename, "bytes": att.size, "truncated": att.truncated, "header": att.header}
-        for att in attachments
+        {
+            "path": att.filename,
+            "bytes": att.size,
+            "truncated": att.truncated,
+            "header": att.header,
+            "evidence": ev.report(),
+            "held_back": ev.held_back,
+            "verdict": "held back" if ev.held_back else ev.state or "-",
+        }
+        for att, ev in zip(attachments, checked, strict=True)
     ]
     if a.show:
-        text = "\n\n".join(att.text for att in attachments) or "(nothing relevant)"
+        shown = []
+        for att, ev in zip(attachments, checked, strict=True):
+            if ev.held_back:
+                shown.append(ev.note(att.filename.removesuffix(".md"), att.filename))
+            else:
+                shown.append("\n".join(t for t in (att.text, ev.caveat()) if t))
+        text = "\n\n".join(shown) or "(nothing relevant)"
     else:
-        text = table(rows, ["path", "bytes", "truncated"]) if rows else "(nothing relevant)"
+        columns = ["path", "bytes", "truncated", "verdict"]
+        text = table(rows, columns) if rows else "(nothing relevant)"
     payload = [{**r, "content": att.content} for r, att in zip(rows, attachments, strict=True)]
     ctx.out.data(payload, text)
     return 0
+
+
+def _evidence(ctx: CliContext, paths: list[Any]) -> list[Any]:
+    """Each recalled memory's evidence (memdir.evidence); empty ones when switched off."""
+    from memdir.evidence import Evidence, screen
+    from memdir.evidence.service import enabled
+
+    if not enabled(ctx.env):
+        return [Evidence(skipped=["MEMDIR_EVIDENCE is off"]) for _ in paths]
+    screened = screen([str(p) for p in paths], ctx.paths.project_root, ctx.paths.cache_dir)
+    return [s.evidence for s in screened]
 
 
 def _explain(ctx: CliContext) -> int:
@@ -190,6 +217,12 @@ def _explain(ctx: CliContext) -> int:
         }
         for e in explained
     ]
+    checked = _evidence(ctx, [ctx.memory_dir / r["path"] for r in rows if r["selected"]])
+    for row, ev in zip([r for r in rows if r["selected"]], checked, strict=True):
+        row["evidence"], row["held_back"] = ev.report(), ev.held_back
+        row["evidence_skipped"] = ev.skipped
+        if ev.held_back or ev.stale:
+            row["why"] = f"{row['why']}; evidence: " + ("held back" if ev.held_back else ev.state)
     columns = ["rank", "path", "lexical", "semantic", "fused", "selected", "why"]
     note = selector.status().note()  # how much the model has read: the rest is the fast stage
     ctx.out.data(rows, f"{table(rows, columns)}\n{note}" if rows else note)

@@ -34,7 +34,9 @@ _DEP_LINE = re.compile(r"^\s*([A-Za-z][\w.-]*)\s*(?:[=<>~!\[;@ ]|$)")
 _TOML_DEP = re.compile(r"""["']([A-Za-z][\w.-]*)\s*(?:[=<>~!\[;@ ]|["'])""")
 
 
-def baseline(git: Git, head: str, mtime: float, updated: str | None, verified: str | None) -> str | None:
+def baseline(
+    git: Git, head: str, mtime: float, updated: str | None, verified: str | None
+) -> str | None:
     if verified:
         resolved = git.resolve(verified)
         if resolved:
@@ -253,7 +255,9 @@ class Checker:
             return Verdict(anchor.text, "path", "current", "", anchor.depends)
         before, after = self.git.blob(old[0]), self.git.blob(new[0])
         if before is not None and after is not None:
-            share = _share_changed(before.decode("utf-8", "replace"), after.decode("utf-8", "replace"))
+            share = _share_changed(
+                before.decode("utf-8", "replace"), after.decode("utf-8", "replace")
+            )
             if share <= CHANGED_SHARE:
                 return Verdict(anchor.text, "path", "current", "", anchor.depends)
         count, subject = self.git.history(base, self.head, [path])
@@ -266,7 +270,9 @@ class Checker:
         moved = self._renames[base]
         target = moved.get(path)
         if target is None and kind == "tree":
-            inside = {new.rsplit("/", 1)[0] for old, new in moved.items() if old.startswith(path + "/")}
+            inside = {
+                new.rsplit("/", 1)[0] for old, new in moved.items() if old.startswith(path + "/")
+            }
             target = inside.pop() if len(inside) == 1 else None
         if target is None:
             name = PurePosixPath(path).name

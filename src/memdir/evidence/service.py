@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -172,7 +171,7 @@ def screen(
     return out
 
 
-def enabled(env: dict[str, str] | os._Environ[str]) -> bool:
+def enabled(env: Mapping[str, str]) -> bool:
     """``MEMDIR_EVIDENCE=0`` turns the check off (read at entry points only)."""
     return env.get("MEMDIR_EVIDENCE", "").strip().lower() not in ("0", "false", "no", "off")
 

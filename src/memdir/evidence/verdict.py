@@ -82,7 +82,9 @@ class Evidence:
                 parts.append(f"`{v.anchor}` {v.state}" + (f" ({v.detail})" if v.detail else ""))
         if not parts:
             return ""
-        return "[memdir evidence: " + "; ".join(parts[:3]) + " since this memory was written — verify]"
+        return (
+            "[memdir evidence: " + "; ".join(parts[:3]) + " since this memory was written — verify]"
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from memdir.extract.base import Extractor
     from memdir.paths import ResolvedPaths
 
+EVIDENCE_SECONDS = 0.15  # checking the picked memories (cached per HEAD: ~ms once checked)
 RECALL_INTRO = "Memories that may be relevant to this prompt (from memdir; verify before relying):"
 EXTRACT_MODES = ("auto", "rules", "model", "off")
 
@@ -219,6 +220,7 @@ def user_prompt_submit(inp: HookInput, hc: HookContext, restart: str = "") -> st
             context = recall_context(hc.dialect, _readable_transcript(inp, hc))
             recaller = hc.recaller or recall_for
             found, how = recaller(hc, prompt, before.surfaced, context, inp.session_id)
+    found, evidence = with_evidence(hc, found)
     budget = MAX_CONTEXT_CHARS - len(RECALL_INTRO) - 2 - (len(restart) + 2 if restart else 0)
     with sessions.update(inp.session_id) as state:
         if hc.request is not None and hc.request in state.given_up:
@@ -246,9 +248,41 @@ def user_prompt_submit(inp: HookInput, hc: HookContext, restart: str = "") -> st
         chars=len(text),
         session_bytes=used,
         notice="; ".join(notices) or None,
+        evidence=evidence or None,
         text=text,
     )
     return hc.dialect.render(inp.event, text, "; ".join(notices) or None)
+
+
+def with_evidence(
+    hc: HookContext, found: list[Injected], budget: float = EVIDENCE_SECONDS
+) -> tuple[list[Injected], dict[str, str]]:
+    """``found`` checked against the repository (:mod:`memdir.evidence`): a memory that relies
+    on something gone is replaced by a one-line note, one whose anchors changed or moved
+    carries a caveat; and {path: verdict} of the memories that are not simply current."""
+    from memdir.evidence.service import enabled
+
+    if not found or not enabled(hc.env) or not hc.settings.auto_memory_enabled:
+        return found, {}
+    from memdir.evidence import screen
+
+    out: list[Injected] = []
+    states: dict[str, str] = {}
+    screened = screen([m.path for m in found], hc.paths.project_root, hc.cache_dir, budget=budget)
+    for memory, checked in zip(found, screened, strict=True):
+        ev = checked.evidence
+        if ev.held_back:
+            states[memory.path] = "held back"
+            note = ev.note(Path(memory.filename).stem, memory.filename)
+            out.append(replace(memory, header=note, content="", truncated=False))
+            continue
+        caveat = ev.caveat()
+        if caveat:
+            states[memory.path] = ev.state
+            out.append(replace(memory, content=f"{memory.content.rstrip()}\n{caveat}"))
+        else:
+            out.append(memory)
+    return out, states
 
 
 def env_flag(env: Mapping[str, str], name: str, default: bool) -> bool:
