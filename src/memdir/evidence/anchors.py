@@ -77,7 +77,7 @@ class Candidates:
 
 def _clean_path(raw: str) -> tuple[str | None, str | None]:
     """(repo-relative path, None) or (None, why it is skipped)."""
-    text = raw.strip().strip(".,;:()[]{}<>\"'")
+    text = raw.strip().strip(",;:()[]{}<>\"'").rstrip(".")
     if not text or text.lower() in _NOT_PATHS:
         return None, None
     if "\x00" in text or "\n" in text or "\r" in text:

@@ -197,6 +197,10 @@ class Checker:
         return Verdict(anchor.text, "package", state, detail, anchor.depends)
 
     def _word(self, anchor: Anchor, base: str, homes: set[str]) -> Verdict | None:
+        if "." in anchor.text and not anchor.text.startswith("-"):  # `blob.bin`: a file first
+            as_path = self._path(Anchor(anchor.text, "path", anchor.depends), base, set())
+            if as_path is not None:
+                return as_path
         was = self.files_with(anchor.text, base)
         if was is None:
             return Verdict(anchor.text, anchor.kind, "unchecked", "git grep failed", anchor.depends)

@@ -128,6 +128,8 @@ def screen(
     found = repository(project_root, deadline)
     if found is None:
         why = "not in a git repository: nothing to check against"
+        if deadline.expired:
+            why = "the time budget ran out before git answered: unchecked"
         return [Screened(str(p), Evidence(skipped=[why])) for p in paths]
     git, head = found
     if rev is not None:
