@@ -39,7 +39,8 @@ def test_the_memory_about_psycopg2_is_held_back_after_the_switch_to_asyncpg(
     }  # fmt: skip
     assert not before.held_back and before.caveat() == ""
 
-    repo.commit("switch src/db.py to asyncpg", {"src/db.py": DB_V2, "package.json": '{"devDependencies": {"vitest": "2"}}'})  # fmt: skip
+    vitest = '{"devDependencies": {"vitest": "2"}}'
+    repo.commit("switch src/db.py to asyncpg", {"src/db.py": DB_V2, "package.json": vitest})
     after = check(mem, repo)
     assert states(after) == {
         "src/db.py": "current",  # the file is still there; what it names inside changed

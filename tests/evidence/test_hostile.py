@@ -56,9 +56,10 @@ def test_the_time_budget_leaves_anchors_unchecked_and_uncached(repo: Repo, tmp_p
     [out] = screen([mem], repo.root, tmp_path / "cache", budget=0.0)
     assert not out.evidence.held_back
     assert any("time budget" in s for s in out.evidence.skipped)
-    assert not (tmp_path / "cache" / "evidence.json").exists() or "connect_db" not in (
-        tmp_path / "cache" / "evidence.json"
-    ).read_text()
+    assert (
+        not (tmp_path / "cache" / "evidence.json").exists()
+        or "connect_db" not in (tmp_path / "cache" / "evidence.json").read_text()
+    )
 
 
 def test_not_git_corrupt_git_shallow_and_detached(repo: Repo, tmp_path: Path) -> None:

@@ -197,6 +197,7 @@ def build_server(
     selector: Selector | SelectorFactory | None = None,
     mechanics: Callable[[], str] | None = None,
     warm: bool = False,
+    project_root: Path | None = None,
 ) -> MCPServer:
     """An MCP server exposing ``store``'s memory dir (tools, MEMORY.md and instructions).
 
@@ -207,6 +208,7 @@ def build_server(
         store,
         selector or default_selector_factory(store, cache_dir),
         header_cache=cache_dir / "headers.json" if cache_dir is not None else None,
+        evidence=(project_root, cache_dir) if project_root is not None else None,
     )
     if warm:
         tools.warm()

@@ -79,9 +79,11 @@ class MemoryTools:
         selector: Selector | SelectorFactory,
         *,
         header_cache: Path | None = None,
+        evidence: tuple[Path, Path | None] | None = None,
     ):
         self.store = store
         self.header_cache = header_cache
+        self.evidence = evidence  # (repository, cache dir): check recalled memories against it
         self._selector = selector if isinstance(selector, Selector) else None
         self._factory = None if isinstance(selector, Selector) else selector
         self._building = threading.Lock()
@@ -151,7 +153,24 @@ class MemoryTools:
                     "truncated": attachment.truncated,
                 }
             )
+        if self.evidence is not None and results:
+            self._check(results)
         return {"query": query, "memories": results}
+
+    def _check(self, results: list[dict[str, Any]]) -> None:
+        """Each result's evidence (memdir.evidence); a held-back one keeps only a note."""
+        from memdir.evidence import screen
+
+        assert self.evidence is not None
+        root, cache = self.evidence
+        paths = [self.store.path_of(r["path"]) for r in results]
+        for result, checked in zip(results, screen(paths, root, cache), strict=True):
+            ev = checked.evidence
+            result["evidence"], result["held_back"] = ev.report(), ev.held_back
+            if ev.held_back:
+                result["content"] = ev.note(result["name"] or result["path"], result["path"])
+            elif caveat := ev.caveat():
+                result["content"] = f"{result['content'].rstrip()}\n{caveat}"
 
     def read(self, path: str) -> dict[str, Any]:
         rel = self.store.rel(path)

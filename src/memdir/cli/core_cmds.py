@@ -264,6 +264,9 @@ def cmd_prompt(ctx: CliContext) -> int:
     return 0
 
 
+DOCTOR_EVIDENCE_SECONDS = 20.0
+
+
 def cmd_doctor(ctx: CliContext) -> int:
     from memdir import repair
     from memdir.doctor import diagnose
@@ -295,9 +298,35 @@ def cmd_doctor(ctx: CliContext) -> int:
         f"of {p['bytes']:,} bytes"
         for p in diagnosis.partly_indexed
     ]
+    summary["stale"] = stale = _stale(ctx, store)
+    if stale:
+        held = sum(1 for s in stale if s["held_back"])
+        text.append(
+            f"{'stale':22} {len(stale)} memories name code that changed since "
+            f"({held} held back from injection): `memdir stale`"
+        )
     text.append("no problems found" if not problems else f"{len(problems)} problem(s)")
     ctx.out.data(summary, "\n".join(text))
     return 1 if problems else 0
+
+
+def _stale(ctx: CliContext, store: Any) -> list[dict[str, Any]]:
+    """Memories whose anchors changed, moved or are gone (memdir.evidence): not problems of the
+    dir, so they do not change the exit status; ``memdir stale`` reviews them."""
+    from memdir.evidence import screen
+    from memdir.evidence.service import enabled
+
+    if not enabled(ctx.env):
+        return []
+    headers = store.list()
+    paths = [h.path for h in headers]
+    root, cache = ctx.paths.project_root, ctx.paths.cache_dir
+    checked = screen(paths, root, cache, budget=DOCTOR_EVIDENCE_SECONDS)
+    return [
+        {"path": h.filename, "state": c.evidence.state, "held_back": c.evidence.held_back}
+        for h, c in zip(headers, checked, strict=True)
+        if c.evidence.stale
+    ]
 
 
 def _install_problems(ctx: CliContext) -> list[dict[str, str]]:

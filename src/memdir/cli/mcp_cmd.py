@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memdir.cli.context import CliContext
+from memdir.evidence.service import enabled as evidence_enabled
 
 if TYPE_CHECKING:
     from memdir.adapters.mcp_early import EarlyAnswers
@@ -81,7 +82,11 @@ def cmd_mcp(ctx: CliContext) -> int:
         )
 
     server = build_server(
-        ctx.store(), cache_dir=ctx.paths.cache_dir, mechanics=mechanics, warm=True
+        ctx.store(),
+        cache_dir=ctx.paths.cache_dir,
+        mechanics=mechanics,
+        warm=True,
+        project_root=ctx.paths.project_root if evidence_enabled(ctx.env) else None,
     )
     if args.transport == "http":
         ctx.out.warn(f"MCP server on http://{args.host}:{args.port}/mcp (Ctrl-C to stop)")

@@ -217,7 +217,7 @@ def _explain(ctx: CliContext) -> int:
         }
         for e in explained
     ]
-    checked = _evidence(ctx, [ctx.memory_dir / r["path"] for r in rows if r["selected"]])
+    checked = _evidence(ctx, [ctx.memory_dir / str(r["path"]) for r in rows if r["selected"]])
     for row, ev in zip([r for r in rows if r["selected"]], checked, strict=True):
         row["evidence"], row["held_back"] = ev.report(), ev.held_back
         row["evidence_skipped"] = ev.skipped

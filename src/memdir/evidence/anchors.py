@@ -50,10 +50,70 @@ _NEGATED_AFTER = re.compile(
 )
 _NOT_PATHS = {"e.g", "i.e", "etc", "vs", "and/or", "n/a", "w/o", "w/"}
 _COMMON = frozenset(
-    "the and for with that this from when then use uses used into only also must never always "
-    "test tests code file files data user users run runs build make time next core main app api "
-    "http https json yaml path paths type types node server client config debug error errors "
-    "format lint docs doc version update release package packages module modules".split()
+    [
+        "the",
+        "and",
+        "for",
+        "with",
+        "that",
+        "this",
+        "from",
+        "when",
+        "then",
+        "use",
+        "uses",
+        "used",
+        "into",
+        "only",
+        "also",
+        "must",
+        "never",
+        "always",
+        "test",
+        "tests",
+        "code",
+        "file",
+        "files",
+        "data",
+        "user",
+        "users",
+        "run",
+        "runs",
+        "build",
+        "make",
+        "time",
+        "next",
+        "core",
+        "main",
+        "app",
+        "api",
+        "http",
+        "https",
+        "json",
+        "yaml",
+        "path",
+        "paths",
+        "type",
+        "types",
+        "node",
+        "server",
+        "client",
+        "config",
+        "debug",
+        "error",
+        "errors",
+        "format",
+        "lint",
+        "docs",
+        "doc",
+        "version",
+        "update",
+        "release",
+        "package",
+        "packages",
+        "module",
+        "modules",
+    ]
 )
 
 
@@ -129,7 +189,7 @@ def derive(text: str) -> Candidates:
         if "\x00" in raw:
             out.skipped.append("a code span with a NUL")
             continue
-        if "/" in raw and " " not in raw or _PROSE_PATH.fullmatch(raw):
+        if ("/" in raw and " " not in raw) or _PROSE_PATH.fullmatch(raw):
             path, why = _clean_path(raw)
             if why:
                 out.skipped.append(why)

@@ -15,6 +15,7 @@ lines. The working tree's uncommitted edits are not evidence: the tree at ``HEAD
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import json
 import re
@@ -35,7 +36,12 @@ _TOML_DEP = re.compile(r"""["']([A-Za-z][\w.-]*)\s*(?:[=<>~!\[;@ ]|["'])""")
 
 
 def baseline(
-    git: Git, head: str, mtime: float, updated: str | None, verified: str | None
+    git: Git,
+    head: str,
+    mtime: float,
+    updated: str | None,
+    verified: str | None,
+    timeline: Timeline | None = None,
 ) -> str | None:
     if verified:
         resolved = git.resolve(verified)
@@ -49,7 +55,25 @@ def baseline(
             when = min(when, end)
         except ValueError:
             pass
+    if timeline is not None:
+        return timeline.before(when)
     return git.commit_before(when, head)
+
+
+class Timeline:
+    """The commits of ``head``'s history by date, read once: a whole dir's baselines (``memdir
+    stale``, ``doctor``) without one ``git rev-list`` per memory."""
+
+    def __init__(self, git: Git, head: str, limit: int = 200_000) -> None:
+        out = git.text("rev-list", "--timestamp", f"--max-count={limit}", head) or ""
+        pairs = [line.split() for line in out.splitlines()]
+        ordered = sorted((int(p[0]), p[1]) for p in pairs if len(p) == 2 and p[0].isdigit())
+        self.times = [t for t, _ in ordered]
+        self.commits = [c for _, c in ordered]
+
+    def before(self, when: float) -> str | None:
+        i = bisect.bisect_right(self.times, int(when))
+        return self.commits[i - 1] if i else None
 
 
 def declared_packages(git: Git, rev: str) -> set[str]:

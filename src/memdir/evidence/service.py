@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from memdir.atomic import atomic_write, ensure_dir
-from memdir.evidence.check import Checker, baseline
+from memdir.evidence.check import Checker, Timeline, baseline
 from memdir.evidence.repo import Deadline, Git
 from memdir.evidence.verdict import Evidence
 from memdir.frontmatter import parse
@@ -33,6 +33,7 @@ CACHE_VERSION = 1
 BUDGET_SECONDS = 0.25  # per screening of up to five memories; past it: "unchecked"
 MAX_MEMORY_BYTES = 256 * 1024  # a bigger memory is checked on its first 256 KiB
 MAX_CACHED = 5000
+TIMELINE_FROM = 8  # more memories than this: read the history's dates once
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +143,7 @@ def screen(
     if cache is not None:
         cache.load(str(git.root), head)
     checker = Checker(git, head)
+    timeline = Timeline(git, head) if len(paths) > TIMELINE_FROM else None
     out = []
     for raw in paths:
         path = Path(raw)
@@ -159,7 +161,8 @@ def screen(
         verified = str(verified) if isinstance(verified, (str, int)) else None
         updated = meta.get("updated") or meta.get("created")
         try:
-            base = baseline(git, head, mtime, str(updated) if updated else None, verified)
+            when = str(updated) if updated else None
+            base = baseline(git, head, mtime, when, verified, timeline)
             evidence = checker.check(text, base)
         except Exception as exc:  # advisory: never crash recall
             evidence = Evidence(skipped=[f"check failed: {type(exc).__name__}"])

@@ -58,7 +58,7 @@ class Evidence:
 
     @property
     def state(self) -> str:
-        """The memory's worst verdict: gone > moved > changed > unchecked > current ('' for none)."""
+        """The worst verdict: gone > moved > changed > unchecked > current ('' for none)."""
         for state in ("gone", "moved", "changed", "unchecked", "current"):
             if any(v.state == state and (v.depends or state == "current") for v in self.verdicts):
                 return state

@@ -25,13 +25,12 @@ import os
 import sys
 import time
 
-# when this hook process began its own work (interpreter start is ~20 ms before): the daemon
-# spends at most what is left of the prompt's budget from here (``forwarded.cold_wait``)
-STARTED = time.time()
-
 from memdir.adapters import recall_client
 from memdir.errors import DaemonError, DaemonTimeoutError
 
+# when this hook process began its own work (interpreter start is ~20 ms before): the daemon
+# spends at most what is left of the prompt's budget from here (``forwarded.cold_wait``)
+STARTED = time.time()
 TYPE_CHECKING = False  # importing typing would cost every prompt
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
