@@ -150,3 +150,69 @@ def test_the_cold_wait_follows_whether_a_person_is_waiting() -> None:
     assert cold_wait({"CLAUDE_CODE_SESSION_ATTENDED": "0"}, cc) == 4.0  # claude -p: recall matters
     unattended = {"CLAUDE_CODE_SESSION_ATTENDED": "0", "MEMDIR_RECALL_COLD_WAIT": "2"}
     assert cold_wait(unattended, cc) == 2.0
+
+
+def test_a_first_prompt_waits_for_a_loading_daemon_within_its_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue #37: the daemon session start launched is still loading when the prompt arrives;
+    the prompt waits for it (within what is left of the hook's budget) and carries the memory
+    itself — not 'with the next prompt', which a one-shot run never has."""
+    host = FakeHost(tmp_path)
+    _staging_memory(host)
+    built = warm_module.build_engine(host.memory_dir, host.cache_dir)
+    warm_module.recall_attachments(built, "load the model and the index", [], 1)
+    released = threading.Event()
+    threading.Timer(0.1, released.set).start()  # the load finishes 0.1 s into the prompt
+
+    def loading(memory_dir: Path, cache_dir: Path) -> Any:
+        assert released.wait(60)
+        return built
+
+    monkeypatch.setattr(warm_module, "build_engine", loading)
+    s = host.session()
+    body = {
+        "event": "user-prompt-submit",
+        "stdin": json.dumps(s.payload("user-prompt-submit", prompt="when is staging rebuilt?")),
+        "cwd": str(host.project),
+        "env": {k: v for k, v in host.env.items() if k != "MEMDIR_RECALL_COLD_WAIT"},
+        "flags": {},
+        "started": time.time(),  # the hook process began just now: the whole budget is left
+    }
+    started = time.monotonic()
+    answer = serve_hook(body, WarmRecall(), dialect)
+    assert time.monotonic() - started < ATTENDED_BUDGET + 0.3
+    context = json.loads(answer["stdout"])["hookSpecificOutput"]["additionalContext"]
+    assert "every Sunday at 23:00 UTC" in context
+    [row] = [r for r in _log(host) if r["event"] == "user-prompt-submit"]
+    assert row["via"] == "daemon" and row.get("settled") is None
+
+
+def test_past_the_budget_the_prompt_goes_without_and_the_next_one_delivers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    host = FakeHost(tmp_path)
+    _staging_memory(host)
+    released = threading.Event()
+    real_build = warm_module.build_engine
+
+    def loading(memory_dir: Path, cache_dir: Path) -> Any:
+        assert released.wait(60)
+        return real_build(memory_dir, cache_dir)
+
+    monkeypatch.setattr(warm_module, "build_engine", loading)
+    warm = WarmRecall()
+    s = host.session()
+    body = {
+        "event": "user-prompt-submit",
+        "stdin": json.dumps(s.payload("user-prompt-submit", prompt="when is staging rebuilt?")),
+        "cwd": str(host.project),
+        "env": {k: v for k, v in host.env.items() if k != "MEMDIR_RECALL_COLD_WAIT"},
+        "flags": {},
+        "started": time.time() - ATTENDED_BUDGET,  # the budget is spent already
+    }
+    assert serve_hook(body, warm, dialect) == {"stdout": "", "stderr": ""}
+    released.set()
+    _wait("the recall to settle", lambda: any(r["event"] == "recall-settled" for r in _log(host)))
+    second = _prompt(host, s, warm, "and who owns the deploy pipeline?")
+    assert "23:00 UTC" in json.loads(second["stdout"])["hookSpecificOutput"]["additionalContext"]
