@@ -80,10 +80,8 @@ def declared_packages(git: Git, rev: str) -> set[str]:
     """Dependency names the repository's root manifests declare at ``rev`` (lower case)."""
     specs = [f"{rev}:{name}" for name in _MANIFESTS]
     names: set[str] = set()
-    for spec, found in git.objects(specs).items():
-        if found is None or found[1] != "blob":
-            continue
-        data = git.blob(found[0])
+    for spec, found in git.contents(specs).items():
+        data = found[1] if found is not None else None
         if not data:
             continue
         text = data.decode("utf-8", "replace")
@@ -175,7 +173,11 @@ class Checker:
     def files_with(self, word: str, rev: str) -> list[str] | None:
         key = (word, rev)
         if key not in self._grep:
-            self._grep[key] = self.git.grep_files(word, rev)
+            # both ends of the comparison in one git grep: the other is asked next
+            revs = [rev, self.head] if rev != self.head else [rev]
+            found = self.git.grep_files(word, revs)
+            for each in revs:
+                self._grep[(word, each)] = None if found is None else found[each]
         return self._grep[key]
 
     def tree(self, rev: str) -> list[str] | None:
@@ -248,11 +250,11 @@ class Checker:
 
     def _definition_changed(self, name: str, base: str, files: list[str]) -> str:
         for path in files[:MAX_DEF_FILES]:
-            objs = self.git.objects([f"{base}:{path}", f"{self.head}:{path}"])
-            old, new = objs.get(f"{base}:{path}"), objs.get(f"{self.head}:{path}")
+            both = self.git.contents([f"{base}:{path}", f"{self.head}:{path}"])
+            old, new = both.get(f"{base}:{path}"), both.get(f"{self.head}:{path}")
             if old is None or new is None or old[0] == new[0]:
                 continue
-            before, after = self.git.blob(old[0]), self.git.blob(new[0])
+            before, after = old[1], new[1]
             if before is None or after is None:
                 continue
             was = _definition(before.decode("utf-8", "replace"), name)
@@ -281,7 +283,9 @@ class Checker:
             return self._missing(anchor, path, base, old[1])
         if old[0] == new[0] or new[1] == "tree" or path in homes:
             return Verdict(anchor.text, "path", "current", "", anchor.depends)
-        before, after = self.git.blob(old[0]), self.git.blob(new[0])
+        both = self.git.contents([f"{base}:{path}", f"{self.head}:{path}"])
+        was, now = both.get(f"{base}:{path}"), both.get(f"{self.head}:{path}")
+        before, after = (was[1] if was else None), (now[1] if now else None)
         if before is not None and after is not None:
             share = _share_changed(
                 before.decode("utf-8", "replace"), after.decode("utf-8", "replace")

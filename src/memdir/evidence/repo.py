@@ -111,22 +111,54 @@ class Git:
                 found[spec] = (parts[0], parts[1])
         return found
 
+    def contents(self, specs: list[str]) -> dict[str, tuple[str, bytes | None] | None]:
+        """For each ``rev:path``: (object id, its bytes — None over :data:`MAX_BLOB` or not a
+        file) or None when there is no such object; one ``git cat-file --batch`` for all."""
+        specs = [s for s in specs if "\n" not in s]
+        found: dict[str, tuple[str, bytes | None] | None] = dict.fromkeys(specs)
+        if not specs:
+            return found
+        out = self.run("cat-file", "--batch", stdin="\n".join(specs).encode() + b"\n")
+        if out is None:
+            return found
+        at = 0
+        for spec in specs:
+            end = out.find(b"\n", at)
+            if end < 0:
+                break
+            header = out[at:end].decode("utf-8", "replace").split()
+            at = end + 1
+            if len(header) < 3 or header[-1] == "missing" or not header[2].isdigit():
+                continue
+            size = int(header[2])
+            data = out[at : at + size]
+            at += size + 1  # the content, then a newline
+            whole = header[1] == "blob" and size <= MAX_BLOB and len(data) == size
+            found[spec] = (header[0], data if whole else None)
+        return found
+
     def blob(self, oid: str) -> bytes | None:
         size = self.text("cat-file", "-s", oid)
         if size is None or not size.strip().isdigit() or int(size) > MAX_BLOB:
             return None
         return self.run("cat-file", "blob", oid)
 
-    def grep_files(self, word: str, rev: str, limit: int = 200) -> list[str] | None:
-        """Tracked files at ``rev`` holding ``word`` as a whole word (fixed string)."""
-        out = self.run(
-            "grep", "-I", "-l", "-z", "-F", "-w", "--full-name", "-e", word, rev, "--", "."
-        )
+    def grep_files(
+        self, word: str, revs: list[str], limit: int = 200
+    ) -> dict[str, list[str]] | None:
+        """For each commit in ``revs``: its tracked files holding ``word`` as a whole word
+        (fixed string); one ``git grep`` for all of them."""
+        revs = list(dict.fromkeys(revs))
+        out = self.run("grep", "-I", "-l", "-z", "-F", "-w", "--full-name", "-e", word, *revs,
+                       "--", ".")  # fmt: skip
         if out is None:
             return None
-        prefix = f"{rev}:"
-        names = [n.removeprefix(prefix) for n in out.decode("utf-8", "replace").split("\0") if n]
-        return names[:limit]
+        found: dict[str, list[str]] = {rev: [] for rev in revs}
+        for name in out.decode("utf-8", "replace").split("\0"):
+            rev, _, path = name.partition(":")
+            if path and rev in found and len(found[rev]) < limit:
+                found[rev].append(path)
+        return found
 
     def paths(self, rev: str) -> list[str] | None:
         out = self.run("ls-tree", "-r", "-z", "--name-only", "--full-tree", rev)

@@ -52,6 +52,12 @@ class Evidence:
         return any(v.state == "gone" and v.depends for v in self.verdicts)
 
     @property
+    def outdated(self) -> bool:
+        """What it names is gone or lives elsewhere now: the memory's claim no longer reads true
+        as written (a ``changed`` definition may still fit it: that one is a caveat)."""
+        return any(v.state in ("moved", "gone") and v.depends for v in self.verdicts)
+
+    @property
     def stale(self) -> bool:
         """Some anchor the memory relies on is no longer as it was."""
         return any(v.state in ("changed", "moved", "gone") and v.depends for v in self.verdicts)
