@@ -141,3 +141,24 @@ def test_memory_md_drift_is_highlighted(three: Ui) -> None:
     assert "by_hand.md" in page and "not indexed" in page
     three.post(three.client(), "/index/rebuild", {})
     assert "gone.md" not in index.read_text() and "by_hand.md" in index.read_text()
+
+
+def test_the_memory_page_shows_its_evidence(ui: Ui) -> None:
+    """Issue #37: each memory's verdict against the project's code is on its page."""
+    from tests.evidence.conftest import DB_V1, DB_V2, Repo
+
+    repo = Repo.__new__(Repo)  # the project is already a git repository: drive it
+    repo.root, repo.clock = ui.project, 1_780_000_000
+    repo.git("config", "user.email", "dev@example.com")
+    repo.git("config", "user.name", "Dev")
+    repo.commit("db", {"src/db.py": DB_V1})
+    memory = ui.store.create("DB driver", "how we reach PostgreSQL", "project",
+                          "`src/db.py` connects with `psycopg2`.\n")  # fmt: skip
+    rel = memory.path
+    repo.written_now(ui.mem / rel)
+    client = ui.client()
+    page = client.get(f"/memory/{rel}").text
+    assert "Evidence" in page and "psycopg2" in page and "held back" not in page
+    repo.commit("asyncpg", {"src/db.py": DB_V2})
+    page = client.get(f"/memory/{rel}").text
+    assert "held back" in page and "<strong>gone</strong>" in page

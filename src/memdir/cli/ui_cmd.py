@@ -7,6 +7,7 @@ import secrets
 
 from memdir.cli.context import CliContext
 from memdir.errors import ConfigError, MissingExtraError
+from memdir.evidence.service import enabled as evidence_enabled
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -44,6 +45,7 @@ def cmd_ui(ctx: CliContext) -> int:
         make_store=ctx.store,
         token=secrets.token_urlsafe(24),
         read_only=bool(a.read_only),
+        evidence=evidence_enabled(ctx.env),
     )
 
     def announce(url: str) -> None:

@@ -27,6 +27,7 @@ class UiContext:
     make_store: Callable[[], MemoryStore]
     token: str
     read_only: bool = False
+    evidence: bool = True  # check memories against the project's repository (MEMDIR_EVIDENCE)
     today: Callable[[], dt.date] = dt.date.today
     _selector: Any = field(default=None, repr=False)
     _tracker: Any = field(default=None, repr=False)

@@ -15,6 +15,7 @@ Invariants:
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -268,7 +269,14 @@ def with_evidence(
 
     out: list[Injected] = []
     states: dict[str, str] = {}
-    screened = screen([m.path for m in found], hc.paths.project_root, hc.cache_dir, budget=budget)
+    paths = [m.path for m in found]
+    screened = screen(paths, hc.paths.project_root, hc.cache_dir, budget=budget)
+    if hc.warm_up is not None and any(
+        "time budget" in " ".join(c.evidence.skipped) for c in screened
+    ):
+        # in the daemon: finish the check off the prompt path, so the next prompt has it cached
+        root, cache = hc.paths.project_root, hc.cache_dir
+        threading.Thread(target=screen, args=(paths, root, cache), daemon=True).start()
     for memory, checked in zip(found, screened, strict=True):
         ev = checked.evidence
         if ev.held_back:

@@ -52,6 +52,7 @@ def routes(pages: Pages, read_only: bool) -> list[Route]:
         try:
             headers = await run_in_threadpool(ctx.headers)
             shown = await run_in_threadpool(_load, ctx.store(), rel, ctx.today(), headers)
+            shown["evidence"] = await run_in_threadpool(_evidence, ctx, shown["rel"])
         except MemdirError as exc:
             return pages.render(request, "missing.html", code=404, rel=rel, error=str(exc))
         return pages.render(request, "memory.html", types=MEMORY_TYPES, **shown)
@@ -140,6 +141,16 @@ def _type(form: FormData) -> str:
 def _body(form: FormData) -> str:
     body = str(form.get("body", "")).replace("\r\n", "\n")  # browsers post CRLF
     return body if body.endswith("\n") or not body else body + "\n"
+
+
+def _evidence(ctx: Any, rel: str) -> Any:
+    """The memory's verdicts against the project's repository (memdir.evidence), or None."""
+    from memdir.evidence import screen
+
+    if not ctx.evidence:
+        return None
+    [checked] = screen([ctx.memory_dir / rel], ctx.paths.project_root, ctx.cache_dir, budget=2.0)
+    return checked.evidence
 
 
 def _load(store: Any, rel: str, today: Any, headers: list[MemoryHeader]) -> dict[str, Any]:
