@@ -154,7 +154,31 @@ class AgentDreamer:
             transcripts_dir=str(self.transcripts_dir or "(unknown)"),
             sessions=", ".join(sessions[:50]) or "none",
             manifest=format_manifest(headers) or "(no memories yet)",
+            **self._stale(headers),
         )
+
+    def _stale(self, headers: Sequence[Any]) -> dict[str, str]:
+        """The memories evidence (memdir.evidence) found outgrown, for the instruction."""
+        from memdir.evidence import screen
+        from memdir.evidence.repo import Deadline
+        from memdir.evidence.service import repository
+
+        cwd = self.cwd
+        found = repository(cwd, Deadline(5.0)) if cwd is not None else None
+        if found is None or cwd is None:
+            return {"head": "<commit>", "stale": "- (not checked: no git repository here)"}
+        lines = []
+        checked = screen([h.path for h in headers], cwd, None, budget=60.0)
+        for h, c in zip(headers, checked, strict=True):
+            ev = c.evidence
+            if ev.stale:
+                said = "; ".join(
+                    f"`{v.anchor}` {v.state}" + (f" ({v.detail})" if v.detail else "")
+                    for v in ev.verdicts
+                    if v.depends and v.state != "current"
+                )
+                lines.append(f"- `{h.filename}`: {said}")
+        return {"head": found[1], "stale": "\n".join(lines[:50]) or "- none"}
 
     async def dream(self, sessions: Sequence[str]) -> DreamReport:
         task = self.task

@@ -11,8 +11,10 @@ file it would change, with the reason for each — and writes nothing. Steps:
 3. **Contradictions**: same subject, conflicting values or negation. Resolved only when the newer
    memory is an explicit correction ("no longer", "actually", "changed to", ...): the older one is
    retired as superseded. Everything else is reported for a person (or the LLM dream) to decide.
-4. **Stale references**: repo paths a memory mentions that no longer exist (when the project root
-   is known) are listed in its ``stale_refs`` frontmatter.
+4. **Stale references** (when the project root is known): in git, :mod:`memdir.evidence`
+   checks what each memory names; a memory whose only outgrown anchors are renamed files is
+   re-anchored (new paths, ``verified`` at HEAD), any other is marked with the anchors in
+   ``stale_refs``; outside git, repo paths missing from the working tree are listed there.
 5. **applies_when**: filled by rules where a current memory has none, refreshed where this plan
    rewrote a memory whose list is the rules' own (:mod:`~memdir.consolidate.applies`).
 6. **Index**: each MEMORY.md is repaired against the final state
@@ -345,22 +347,56 @@ def _contradictions(
 
 
 def _stale_refs(plan: DreamPlan, mems: list[_Mem], project_root: Path) -> None:
-    for mem in mems:
-        missing = []
-        for ref in dict.fromkeys(_REPO_PATH.findall(mem.body)):
-            first = ref.split("/", 1)[0]
-            if (project_root / first).is_dir() and not (project_root / ref).exists():
-                missing.append(ref)
-        before = mem.meta.get("stale_refs")
-        if missing and before != missing:
-            meta = dict(mem.meta)
-            meta["stale_refs"] = missing
-            mem.set_meta(meta, f"references missing repo path(s): {', '.join(missing)}")
-        elif not missing and before is not None:
-            meta = {k: v for k, v in mem.meta.items() if k != "stale_refs"}
-            mem.set_meta(meta, "referenced repo paths exist again")
-        if missing:
-            plan.stale_refs[mem.rel] = missing
+    """Evidence first (memdir.evidence: git history, re-anchoring renamed files); outside git,
+    the repo paths a memory names that are missing from the working tree."""
+    from memdir.evidence import screen
+    from memdir.evidence.repair import marks, reanchored
+    from memdir.evidence.repo import Deadline
+    from memdir.evidence.service import repository
+
+    found = repository(project_root, Deadline(5.0))
+    if found is None:
+        for mem in mems:
+            _mark(plan, mem, _missing_paths(mem.body, project_root))
+        return
+    head = found[1]
+    checked = screen([plan.root / m.rel for m in mems], project_root, None, budget=60.0)
+    for mem, result in zip(mems, checked, strict=True):
+        ev = result.evidence
+        fixed = reanchored(mem.body, ev) if mem.body == mem.body_at_load else None
+        if fixed is not None:
+            mem.body = fixed[0]
+            meta = {**mem.meta, "verified": head}
+            meta.pop("stale_refs", None)
+            moves = ", ".join(f"{a} -> {b}" for a, b in fixed[1])
+            mem.set_meta(meta, f"re-anchored moved file(s): {moves}")
+            plan.extra.setdefault("reanchored", []).append(mem.rel)
+            continue
+        _mark(plan, mem, marks(ev), what="relies on what changed in the repository")
+
+
+def _missing_paths(body: str, project_root: Path) -> list[str]:
+    missing = []
+    for ref in dict.fromkeys(_REPO_PATH.findall(body)):
+        first = ref.split("/", 1)[0]
+        if (project_root / first).is_dir() and not (project_root / ref).exists():
+            missing.append(ref)
+    return missing
+
+
+def _mark(
+    plan: DreamPlan, mem: _Mem, missing: list[str], what: str = "references missing repo path(s)"
+) -> None:
+    before = mem.meta.get("stale_refs")
+    if missing and before != missing:
+        meta = dict(mem.meta)
+        meta["stale_refs"] = missing
+        mem.set_meta(meta, f"{what}: {', '.join(missing)}")
+    elif not missing and before is not None:
+        meta = {k: v for k, v in mem.meta.items() if k != "stale_refs"}
+        mem.set_meta(meta, "referenced repo paths exist again")
+    if missing:
+        plan.stale_refs[mem.rel] = missing
 
 
 def _applies_when(plan: DreamPlan, mems: dict[str, _Mem], today: dt.date) -> None:
