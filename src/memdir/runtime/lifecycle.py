@@ -111,7 +111,7 @@ class MemoryRuntime:
             model=self.options.model_name,
         )
         self._recall = recall
-        self._turn = RecallTurn(self.board, self.recall_session, self.options)
+        self._turn = RecallTurn(self.board, self.recall_session, self.options, paths.project_root)
         self._extractor = extractor
         self._extraction: ExtractionService | None = None
         self._team_client = team_client

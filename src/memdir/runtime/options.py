@@ -26,6 +26,7 @@ class RuntimeOptions:
     warmup_timeout: float = 120.0
     model_name: str = "memdir"
     search_past_context: bool = True
+    evidence: bool = True  # check recalled memories against the project's code (memdir.evidence)
 
 
 @dataclass

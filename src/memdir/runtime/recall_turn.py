@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -67,8 +68,17 @@ def build_engine(
 class RecallTurn:
     """The recall of the current turn, and the context the next one will carry."""
 
-    def __init__(self, board: TaskBoard, session: RecallSession, options: RuntimeOptions) -> None:
+    def __init__(
+        self,
+        board: TaskBoard,
+        session: RecallSession,
+        options: RuntimeOptions,
+        project_root: Path | None = None,
+    ) -> None:
         self.board = board
+        # recalled memories are checked against this repository (memdir.evidence)
+        self.project_root = project_root if options.evidence else None
+        self._evidence: dict[str, Any] = {}
         self.session = session
         self.options = options
         self.engine: MemoryRecall | None = None
@@ -134,9 +144,16 @@ class RecallTurn:
         context: RecallContext,
     ) -> list[RelevantMemory]:
         async with asyncio.timeout(self.options.recall_timeout):
-            return await recall_step.find(
+            found = await recall_step.find(
                 engine, text, self.session, recent_tools, local=self._local, context=context
             )
+        if found and self.project_root is not None:
+            from memdir.evidence import screen
+
+            paths = [m.path for m in found]
+            checked = await asyncio.to_thread(screen, paths, self.project_root, None)
+            self._evidence = {c.path: c.evidence for c in checked}
+        return found
 
     async def take(self, wait: float | None) -> list[Attachment]:
         """This turn's recalled memories if recall has finished (waiting at most ``wait``)."""
@@ -154,7 +171,8 @@ class RecallTurn:
             error = "timed out" if task.cancelled() else repr(task.exception())
             self.board.set("recall", state="failed", last_error=error, last_seconds=elapsed)
             return []
-        taken = self.session.accept(a for m in task.result() if (a := surface(m)) is not None)
+        found = [a for m in task.result() if (a := surface(m)) is not None]
+        taken = self.session.accept(self._checked(a) for a in found)
         status = self.board.status("recall")
         self.board.set(
             "recall",
@@ -164,6 +182,19 @@ class RecallTurn:
             detail=f"{len(taken)} attached; {self.session.used_bytes} bytes this session",
         )
         return taken
+
+    def _checked(self, attachment: Attachment) -> Attachment:
+        """A held-back memory becomes its one-line note; a changed or moved one gets a caveat."""
+        ev = self._evidence.get(str(attachment.path))
+        if ev is None:
+            return attachment
+        if ev.held_back:
+            note = ev.note(Path(attachment.filename).stem, attachment.filename)
+            return replace(attachment, content=note, truncated=False)
+        caveat = ev.caveat()
+        if caveat:
+            return replace(attachment, content=f"{attachment.content.rstrip()}\n{caveat}")
+        return attachment
 
     def cancel(self) -> bool:
         """Drop the recall in flight; True if one was running."""

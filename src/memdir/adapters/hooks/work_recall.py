@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memdir.adapters.hooks.handlers import log_event, recall_for
+from memdir.adapters.hooks.handlers import log_event, recall_for, with_evidence
 
 if TYPE_CHECKING:
     from memdir.adapters.hooks.handlers import HookContext
@@ -136,6 +136,7 @@ def work_memories(
     recaller = hc.recaller or recall_for
     context = RecallContext(files=paths)
     found, how = recaller(hc, query, before.surfaced, context, inp.session_id)
+    found, evidence = with_evidence(hc, found)
     budget = room - len(WORK_INTRO) - 2
     with sessions.update(inp.session_id) as state:
         injected = state.accept(found, max_chars=budget)
@@ -148,6 +149,7 @@ def work_memories(
         prompt=query[:300],
         injected=[m.path for m in injected],
         chars=len(text),
+        evidence=evidence or None,
         text=text,
     )
     return text
