@@ -20,6 +20,7 @@ import datetime as dt
 import json
 import re
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import PurePosixPath
 
 from memdir.evidence.anchors import Anchor, derive, package_anchors
@@ -163,7 +164,6 @@ class Checker:
         self._declared: dict[str, set[str]] = {}
         self._paths: dict[str, list[str] | None] = {}
         self._renames: dict[str, dict[str, str]] = {}
-        self._grep: dict[tuple[str, str], list[str] | None] = {}
 
     def declared(self, rev: str) -> set[str]:
         if rev not in self._declared:
@@ -171,14 +171,8 @@ class Checker:
         return self._declared[rev]
 
     def files_with(self, word: str, rev: str) -> list[str] | None:
-        key = (word, rev)
-        if key not in self._grep:
-            # both ends of the comparison in one git grep: the other is asked next
-            revs = [rev, self.head] if rev != self.head else [rev]
-            found = self.git.grep_files(word, revs)
-            for each in revs:
-                self._grep[(word, each)] = None if found is None else found[each]
-        return self._grep[key]
+        found = self.git.grep_files(word, [rev])
+        return None if found is None else found[rev]
 
     def tree(self, rev: str) -> list[str] | None:
         if rev not in self._paths:
@@ -192,6 +186,7 @@ class Checker:
             evidence.skipped.append("no commit before the memory was written: nothing to compare")
             return evidence
         anchors = found.anchors + package_anchors(text, found.words, self.declared(base))
+        named = [a.text.rstrip("/") for a in anchors if a.kind == "path" and "/" in a.text]
         symbol_homes: set[str] = set()
         verdicts: list[Verdict | None] = []
         for anchor in anchors:
@@ -199,7 +194,7 @@ class Checker:
                 verdicts.append(Verdict(anchor.text, anchor.kind, "unchecked", "time budget"))
                 continue
             if anchor.kind in ("symbol", "command"):
-                verdicts.append(self._word(anchor, base, symbol_homes))
+                verdicts.append(self._word(anchor, base, symbol_homes, named))
             elif anchor.kind == "package":
                 verdicts.append(self._package(anchor, base))
             else:
@@ -222,28 +217,50 @@ class Checker:
         detail = "" if state == "current" else "no longer a declared dependency"
         return Verdict(anchor.text, "package", state, detail, anchor.depends)
 
-    def _word(self, anchor: Anchor, base: str, homes: set[str]) -> Verdict | None:
-        if "." in anchor.text and not anchor.text.startswith("-"):  # `blob.bin`: a file first
-            as_path = self._path(Anchor(anchor.text, "path", anchor.depends), base, set())
+    def _word(
+        self, anchor: Anchor, base: str, homes: set[str], named: Sequence[str] = ()
+    ) -> Verdict | None:
+        """Cheapest first: the files the memory names, at both ends (a small grep); else where
+        the word is now (one grep of the tree) and whether those files had it then; the whole
+        tree as it was only to tell "gone" or "moved" from "never here"."""
+        word, kind, depends = anchor.text, anchor.kind, anchor.depends
+        if "." in word and not word.startswith("-"):  # `blob.bin`: a file first
+            as_path = self._path(Anchor(word, "path", depends), base, set())
             if as_path is not None:
                 return as_path
-        was = self.files_with(anchor.text, base)
+        failed = Verdict(word, kind, "unchecked", "git grep failed", depends)
+        if named:
+            local = self.git.grep_files(word, [base, self.head], paths=named[:50])
+            if local is None:
+                return failed
+            kept = [f for f in local[base] if f in local[self.head]]
+            if kept:
+                homes.update(local[base])
+                return self._same_place(anchor, base, kept)
+        now = self.files_with(word, self.head)
+        if now is None:
+            return failed
+        if now:
+            there = self.git.grep_files(word, [base], paths=now[:50])
+            if there is None:
+                return failed
+            if there[base]:
+                homes.update(there[base])
+                return self._same_place(anchor, base, there[base])
+        was = self.files_with(word, base)
         if was is None:
-            return Verdict(anchor.text, anchor.kind, "unchecked", "git grep failed", anchor.depends)
+            return failed
         if not was:
             return None  # never in this repository: a git flag, a shell builtin, another project
-        now = self.files_with(anchor.text, self.head)
-        if now is None:
-            return Verdict(anchor.text, anchor.kind, "unchecked", "git grep failed", anchor.depends)
         homes.update(was)
         if not now:
-            detail = f"in no tracked file now (was in {was[0]})"
-            return Verdict(anchor.text, anchor.kind, "gone", detail, anchor.depends)
-        if not set(now) & set(was):
-            detail = f"now in {now[0]} (was in {was[0]})"
-            return Verdict(anchor.text, anchor.kind, "moved", detail, anchor.depends)
+            return Verdict(word, kind, "gone", f"in no tracked file now (was in {was[0]})", depends)
+        return Verdict(word, kind, "moved", f"now in {now[0]} (was in {was[0]})", depends)
+
+    def _same_place(self, anchor: Anchor, base: str, files: list[str]) -> Verdict:
+        """Still where it was: current, unless its definition there changed."""
         if anchor.kind == "symbol":
-            changed = self._definition_changed(anchor.text, base, [f for f in was if f in now])
+            changed = self._definition_changed(anchor.text, base, files)
             if changed:
                 return Verdict(anchor.text, "symbol", "changed", changed, anchor.depends)
         return Verdict(anchor.text, anchor.kind, "current", "", anchor.depends)

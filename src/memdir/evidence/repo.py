@@ -17,13 +17,22 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 MAX_OUTPUT = 4 * 1024 * 1024  # bytes read from one git call; a bigger answer is cut
 MAX_BLOB = 2 * 1024 * 1024  # a file bigger than this is compared by its object id only
 _SAFE = ["-c", "core.fsmonitor=false", "-c", "core.quotepath=off", "-c", "diff.external="]
-_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+_ENV = {
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_PAGER": "cat",
+    "GIT_OPTIONAL_LOCKS": "0",
+    "LC_ALL": "C",
+    "GIT_LITERAL_PATHSPECS": "1",  # a memory's path is a name, never pathspec magic
+}
+MAX_MEMO = 4096  # git grep answers kept per process (a commit's tree never changes)
+_GREPS: dict[tuple[str, str, tuple[str, ...], tuple[str, ...]], dict[str, list[str]]] = {}
 
 
 class Deadline:
@@ -144,13 +153,19 @@ class Git:
         return self.run("cat-file", "blob", oid)
 
     def grep_files(
-        self, word: str, revs: list[str], limit: int = 200
+        self, word: str, revs: list[str], paths: Sequence[str] = (), limit: int = 200
     ) -> dict[str, list[str]] | None:
-        """For each commit in ``revs``: its tracked files holding ``word`` as a whole word
-        (fixed string); one ``git grep`` for all of them."""
+        """For each commit in ``revs``: its tracked files (among ``paths``, when given) holding
+        ``word`` as a whole word (fixed string); one ``git grep`` for all of them. Commits
+        never change, so answers are kept for the life of the process (the daemon's)."""
         revs = list(dict.fromkeys(revs))
-        out = self.run("grep", "-I", "-l", "-z", "-F", "-w", "--full-name", "-e", word, *revs,
-                       "--", ".")  # fmt: skip
+        key = (str(self.root), word, tuple(revs), tuple(paths))
+        if key in _GREPS:
+            return _GREPS[key]
+        out = self.run(
+            "grep", "-I", "-l", "-z", "-F", "-w", "--full-name", "-e", word, *revs,
+            "--", *(paths or ["."]),
+        )  # fmt: skip
         if out is None:
             return None
         found: dict[str, list[str]] = {rev: [] for rev in revs}
@@ -158,6 +173,9 @@ class Git:
             rev, _, path = name.partition(":")
             if path and rev in found and len(found[rev]) < limit:
                 found[rev].append(path)
+        if len(_GREPS) >= MAX_MEMO:
+            _GREPS.pop(next(iter(_GREPS)))
+        _GREPS[key] = found
         return found
 
     def paths(self, rev: str) -> list[str] | None:
