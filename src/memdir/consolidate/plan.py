@@ -52,7 +52,6 @@ _CORRECTION = re.compile(
     r"was wrong|superseded|update[sd]?:|as of\b)",
     re.IGNORECASE,
 )
-_REPO_PATH = re.compile(r"(?<![\w/.:@~-])((?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,8})(?![\w/])")
 
 
 @dataclass
@@ -350,6 +349,7 @@ def _stale_refs(plan: DreamPlan, mems: list[_Mem], project_root: Path) -> None:
     """Evidence first (memdir.evidence: git history, re-anchoring renamed files); outside git,
     the repo paths a memory names that are missing from the working tree."""
     from memdir.evidence import screen
+    from memdir.evidence.plain import missing_paths
     from memdir.evidence.repair import marks, reanchored
     from memdir.evidence.repo import Deadline
     from memdir.evidence.service import repository
@@ -357,7 +357,7 @@ def _stale_refs(plan: DreamPlan, mems: list[_Mem], project_root: Path) -> None:
     found = repository(project_root, Deadline(5.0))
     if found is None:
         for mem in mems:
-            _mark(plan, mem, _missing_paths(mem.body, project_root))
+            _mark(plan, mem, missing_paths(mem.body, project_root))
         return
     head = found[1]
     checked = screen([plan.root / m.rel for m in mems], project_root, None, budget=60.0)
@@ -373,15 +373,6 @@ def _stale_refs(plan: DreamPlan, mems: list[_Mem], project_root: Path) -> None:
             plan.extra.setdefault("reanchored", []).append(mem.rel)
             continue
         _mark(plan, mem, marks(ev), what="relies on what changed in the repository")
-
-
-def _missing_paths(body: str, project_root: Path) -> list[str]:
-    missing = []
-    for ref in dict.fromkeys(_REPO_PATH.findall(body)):
-        first = ref.split("/", 1)[0]
-        if (project_root / first).is_dir() and not (project_root / ref).exists():
-            missing.append(ref)
-    return missing
 
 
 def _mark(

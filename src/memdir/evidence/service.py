@@ -128,10 +128,13 @@ def screen(
     deadline = Deadline(budget)
     found = repository(project_root, deadline)
     if found is None:
-        why = "not in a git repository: nothing to check against"
         if deadline.expired:
             why = "the time budget ran out before git answered: unchecked"
-        return [Screened(str(p), Evidence(skipped=[why])) for p in paths]
+            return [Screened(str(p), Evidence(skipped=[why])) for p in paths]
+        if rev is not None or not project_root.is_dir():
+            why = "not in a git repository: nothing to check against"
+            return [Screened(str(p), Evidence(skipped=[why])) for p in paths]
+        return _plain(paths, project_root, cache_dir)
     git, head = found
     if rev is not None:
         target = git.resolve(rev)
@@ -173,6 +176,22 @@ def screen(
             cache.put(str(path), key, evidence)
     if cache is not None:
         cache.save()
+    return out
+
+
+def _plain(paths: Sequence[str | Path], root: Path, cache_dir: Path | None) -> list[Screened]:
+    """Outside git: the named files against the first check (:mod:`memdir.evidence.plain`)."""
+    from memdir.evidence.plain import PlainChecker
+
+    checker = PlainChecker(root, cache_dir)
+    out = []
+    for raw in paths:
+        read = _read(Path(raw))
+        if read is None:
+            out.append(Screened(str(raw), Evidence(skipped=["the memory file cannot be read"])))
+            continue
+        out.append(Screened(str(raw), checker.check(str(raw), read[0])))
+    checker.save()
     return out
 
 

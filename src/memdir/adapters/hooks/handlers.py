@@ -276,7 +276,9 @@ def with_evidence(
     ):
         # in the daemon: finish the check off the prompt path, so the next prompt has it cached
         root, cache = hc.paths.project_root, hc.cache_dir
-        threading.Thread(target=screen, args=(paths, root, cache), daemon=True).start()
+        threading.Thread(
+            target=screen, args=(paths, root, cache), kwargs={"budget": 30.0}, daemon=True
+        ).start()
     for memory, checked in zip(found, screened, strict=True):
         ev = checked.evidence
         if ev.held_back:
