@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import time
@@ -212,6 +213,56 @@ class Git:
         return len(subjects), subjects[0][:120] if subjects else ""
 
 
+_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+def read_head(start: Path) -> tuple[Path, str] | None:
+    """(work tree root, HEAD commit) read from the files git keeps — no process, for the prompt
+    path; None whenever anything is unusual (the caller then asks git itself)."""
+    for folder in (start, *start.parents):
+        dotgit = folder / ".git"
+        try:
+            if dotgit.is_dir():
+                gitdir = dotgit
+            elif dotgit.is_file():  # a worktree or submodule: "gitdir: <path>"
+                line = dotgit.read_text(encoding="utf-8", errors="replace").strip()
+                if not line.startswith("gitdir: "):
+                    return None
+                gitdir = (folder / line.removeprefix("gitdir: ").strip()).resolve()
+            else:
+                continue
+            return _head_of(folder, gitdir)
+        except OSError:
+            return None
+    return None
+
+
+def _head_of(root: Path, gitdir: Path) -> tuple[Path, str] | None:
+    head = (gitdir / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
+    if _SHA.fullmatch(head):
+        return root, head  # detached
+    if not head.startswith("ref: refs/"):
+        return None
+    ref = head.removeprefix("ref: ")
+    if ".." in ref or not re.fullmatch(r"refs/[\w./-]+", ref):
+        return None
+    common = gitdir
+    if (gitdir / "commondir").is_file():
+        common = (gitdir / (gitdir / "commondir").read_text().strip()).resolve()
+    for base in (gitdir, common):
+        loose = base / ref
+        if loose.is_file():
+            sha = loose.read_text(encoding="utf-8", errors="replace").strip()
+            return (root, sha) if _SHA.fullmatch(sha) else None
+    packed = common / "packed-refs"
+    if packed.is_file():
+        for line in packed.read_text(encoding="utf-8", errors="replace").splitlines():
+            parts = line.split(" ", 1)
+            if len(parts) == 2 and parts[1] == ref and _SHA.fullmatch(parts[0]):
+                return root, parts[0]
+    return None  # an unborn branch, reftable, …: git knows
+
+
 def repository_root(start: Path, deadline: Deadline) -> Path | None:
     """The work tree root of the git repository holding ``start``, or None."""
     git = Git(start, deadline)
@@ -221,4 +272,4 @@ def repository_root(start: Path, deadline: Deadline) -> Path | None:
     return Path(out.strip())
 
 
-__all__ = ["MAX_BLOB", "Deadline", "Git", "repository_root"]
+__all__ = ["MAX_BLOB", "Deadline", "Git", "read_head", "repository_root"]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +25,7 @@ from typing import Any
 
 from memdir.atomic import atomic_write, ensure_dir
 from memdir.evidence.check import Checker, Timeline, baseline
-from memdir.evidence.repo import Deadline, Git
+from memdir.evidence.repo import Deadline, Git, read_head
 from memdir.evidence.verdict import Evidence
 from memdir.frontmatter import parse
 
@@ -33,6 +34,7 @@ CACHE_VERSION = 1
 BUDGET_SECONDS = 0.25  # per screening of up to five memories; past it: "unchecked"
 MAX_MEMORY_BYTES = 256 * 1024  # a bigger memory is checked on its first 256 KiB
 MAX_CACHED = 5000
+_LOADED: dict[str, tuple[int, Any]] = {}  # cache file -> (mtime, parsed), per process
 TIMELINE_FROM = 8  # more memories than this: read the history's dates once
 
 
@@ -73,7 +75,13 @@ class EvidenceCache:
 
     def load(self, root: str, head: str) -> None:
         try:
-            raw = json.loads(self.path.read_text(encoding="utf-8"))
+            stamp = self.path.stat().st_mtime_ns
+            memo = _LOADED.get(str(self.path))
+            if memo is not None and memo[0] == stamp:
+                raw = memo[1]  # a long-lived process (the daemon): parsed once per write
+            else:
+                raw = json.loads(self.path.read_text(encoding="utf-8"))
+                _LOADED[str(self.path)] = (stamp, raw)
         except (OSError, ValueError):
             raw = {}
         if isinstance(raw, dict) and raw.get("v") == CACHE_VERSION and raw.get("head") == head \
@@ -108,6 +116,10 @@ def repository(start: Path, deadline: Deadline) -> tuple[Git, str] | None:
     """(git over the work tree holding ``start``, its HEAD commit), or None outside git."""
     if not start.is_dir():
         return None
+    if os.environ.get("GIT_DIR") is None:  # git's own files, when git would read the same
+        quick = read_head(start)
+        if quick is not None:
+            return Git(quick[0], deadline), quick[1]
     out = Git(start, deadline).text("rev-parse", "--show-toplevel", "--verify", "-q", "HEAD")
     lines = (out or "").split()
     if len(lines) != 2:
