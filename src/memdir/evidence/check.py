@@ -126,11 +126,16 @@ def _normalised(text: str) -> list[str]:
 
 
 def _definition(text: str, name: str) -> list[str] | None:
-    """The normalised block of ``name``'s definition in ``text``, None when it defines none."""
+    """The normalised block of ``name``'s definition in ``text``, None when it defines none.
+
+    A function's block is all of it; a class's (struct, trait, …) is its interface — the header
+    and its members' signature lines — so an edit inside one method is not a change of the class
+    a memory names (that method, named itself, is compared whole).
+    """
     last = re.escape(re.split(r"\.|::", name)[-1])
     pattern = re.compile(
         rf"^([ \t]*)(?:(?:export|pub|public|private|static|async|default|abstract)\s+)*"
-        rf"(?:(?:def|class|function|func|fn|interface|type|struct|enum|trait|module|const|let|"
+        rf"(?:(def|class|function|func|fn|interface|type|struct|enum|trait|module|impl|const|let|"
         rf"var|val)\s+(?:\([^)]*\)\s*)?{last}\b|{last}\s*(?::[^=]*)?=[^=])",
         re.MULTILINE,
     )
@@ -146,7 +151,16 @@ def _definition(text: str, name: str) -> list[str] | None:
                 block.append(line)
             break
         block.append(line)
+    if match.group(2) in _CONTAINERS:
+        block = [block[0], *(line for line in block[1:] if _MEMBER.match(line))]
     return _normalised("\n".join(block))
+
+
+_CONTAINERS = frozenset({"class", "struct", "interface", "trait", "enum", "module", "impl"})
+_MEMBER = re.compile(
+    r"^\s+(?:(?:export|pub|public|private|protected|static|async|abstract|override)\s+)*"
+    r"(?:def|function|func|fn)\s+\w+"
+)
 
 
 def _share_changed(old: str, new: str) -> float:
