@@ -126,6 +126,7 @@ class Freshness:
         if self.selector is not None:
             self.selector.refresh_interval = float("inf")  # refreshes are decided here
         self.signature: dict[str, int] = {}
+        self.first_done = False
         self.background: threading.Thread | None = None
 
     def _walk_signature(self) -> dict[str, int]:
@@ -152,7 +153,14 @@ class Freshness:
             self.signature = signature
 
     def before_recall(self) -> None:
-        if self.selector is not None and self._changed():
+        if self.selector is None:
+            return
+        if not self.signature and not self.first_done:
+            # the first answer of a cold engine (a prompt may be waiting on it): one walk, the
+            # selector's; the directory signature is taken by the refresh after the answer
+            self.selector.refresh()
+            self.first_done = True
+        elif self._changed():
             self.refresh()
 
     def after_recall(self, lock: threading.Lock) -> None:
