@@ -15,7 +15,8 @@ QUIET = RuntimeOptions(extraction="off", session_memory=False, dream=False)
 FACT = "The orders service opens its connections with `psycopg2` in `connect_db`."
 
 
-async def test_a_gone_anchor_turns_the_memory_into_a_note(project: Project) -> None:
+def _outgrown(project: Project) -> str:
+    """A memory about psycopg2 in a repository that has since moved to asyncpg; its file."""
     shutil.rmtree(project.root / ".git")
     repo = Repo(project.root)
     repo.commit("db", {"src/db.py": DB_V1})
@@ -24,27 +25,24 @@ async def test_a_gone_anchor_turns_the_memory_into_a_note(project: Project) -> N
     )
     repo.written_now(project.store().path_of(memory.path))
     repo.commit("asyncpg", {"src/db.py": DB_V2})
+    return memory.path
 
+
+async def test_a_gone_anchor_turns_the_memory_into_a_note(project: Project) -> None:
+    path = _outgrown(project)
     rt = project.runtime(recall=None, options=QUIET)
     await rt.start()
     messages, got = await turn(rt, [], "how does the orders service connect to postgres?", "ok",
                                wait=30)  # fmt: skip
     await rt.end()
-    assert got == [memory.path]
+    assert got == [path]
     text = messages[0].blocks[-1].text  # type: ignore[union-attr]
     assert "memdir held back the memory" in text and "psycopg2" in text
     assert "opens its connections" not in text
 
 
 async def test_without_the_check_the_memory_is_served_as_written(project: Project) -> None:
-    shutil.rmtree(project.root / ".git")
-    repo = Repo(project.root)
-    repo.commit("db", {"src/db.py": DB_V1})
-    memory = project.store().create(
-        "Orders database driver", "how the orders service connects to PostgreSQL", "project", FACT
-    )
-    repo.written_now(project.store().path_of(memory.path))
-    repo.commit("asyncpg", {"src/db.py": DB_V2})
+    _outgrown(project)
     options = RuntimeOptions(extraction="off", session_memory=False, dream=False, evidence=False)
     rt = project.runtime(recall=None, options=options)
     await rt.start()

@@ -152,6 +152,18 @@ def test_the_cold_wait_follows_whether_a_person_is_waiting() -> None:
     assert cold_wait(unattended, cc) == 2.0
 
 
+def _default_wait_prompt(host: FakeHost, s: FakeSession, *, started: float) -> dict[str, Any]:
+    """The forwarded prompt as the fast path sends it, with the default cold wait."""
+    return {
+        "event": "user-prompt-submit",
+        "stdin": json.dumps(s.payload("user-prompt-submit", prompt="when is staging rebuilt?")),
+        "cwd": str(host.project),
+        "env": {k: v for k, v in host.env.items() if k != "MEMDIR_RECALL_COLD_WAIT"},
+        "flags": {},
+        "started": started,  # when the hook process began
+    }
+
+
 def test_a_first_prompt_waits_for_a_loading_daemon_within_its_budget(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -170,15 +182,7 @@ def test_a_first_prompt_waits_for_a_loading_daemon_within_its_budget(
         return built
 
     monkeypatch.setattr(warm_module, "build_engine", loading)
-    s = host.session()
-    body = {
-        "event": "user-prompt-submit",
-        "stdin": json.dumps(s.payload("user-prompt-submit", prompt="when is staging rebuilt?")),
-        "cwd": str(host.project),
-        "env": {k: v for k, v in host.env.items() if k != "MEMDIR_RECALL_COLD_WAIT"},
-        "flags": {},
-        "started": time.time(),  # the hook process began just now: the whole budget is left
-    }
+    body = _default_wait_prompt(host, host.session(), started=time.time())  # the whole budget
     started = time.monotonic()
     answer = serve_hook(body, WarmRecall(), dialect)
     assert time.monotonic() - started < ATTENDED_BUDGET + 0.3
@@ -203,14 +207,7 @@ def test_past_the_budget_the_prompt_goes_without_and_the_next_one_delivers(
     monkeypatch.setattr(warm_module, "build_engine", loading)
     warm = WarmRecall()
     s = host.session()
-    body = {
-        "event": "user-prompt-submit",
-        "stdin": json.dumps(s.payload("user-prompt-submit", prompt="when is staging rebuilt?")),
-        "cwd": str(host.project),
-        "env": {k: v for k, v in host.env.items() if k != "MEMDIR_RECALL_COLD_WAIT"},
-        "flags": {},
-        "started": time.time() - ATTENDED_BUDGET,  # the budget is spent already
-    }
+    body = _default_wait_prompt(host, s, started=time.time() - ATTENDED_BUDGET)  # spent already
     assert serve_hook(body, warm, dialect) == {"stdout": "", "stderr": ""}
     released.set()
     _wait("the recall to settle", lambda: any(r["event"] == "recall-settled" for r in _log(host)))
