@@ -107,3 +107,24 @@ def test_an_unreadable_memory_is_reported_not_raised(repo: Repo, tmp_path: Path)
     repo.commit("db", {"src/db.py": DB_V1})
     [out] = screen([tmp_path / "missing.md"], repo.root, None)
     assert out.evidence.skipped == ["the memory file cannot be read"]
+
+
+def test_a_hostile_rev_and_a_submodule_are_refused_or_skipped(repo: Repo, tmp_path: Path) -> None:
+    repo.commit("db", {"src/db.py": DB_V1})
+    mem = write(
+        tmp_path / "m" / "db.md", "`connect_db` in `src/db.py`; see `vendor/lib/a.py`.", repo
+    )
+    for rev in ("--output=/tmp/pwned", "HEAD\nx", "-c core.pager=sh"):
+        [out] = screen([mem], repo.root, None, rev=rev)
+        assert out.evidence.verdicts == [] and "is not a commit" in out.evidence.skipped[0]
+    assert not Path("/tmp/pwned").exists()
+
+    lib = Repo(tmp_path / "lib")
+    lib.commit("lib", {"a.py": "def connect_db():\n    pass\n"})
+    repo.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib.root),
+             "vendor/lib")  # fmt: skip
+    repo.commit("vendor lib", {})
+    repo.written_now(mem)
+    [out] = screen([mem], repo.root, None, budget=10)
+    states = {v.anchor: v.state for v in out.evidence.verdicts}
+    assert states == {"connect_db": "current", "src/db.py": "current"}  # not into the submodule
