@@ -113,5 +113,7 @@ def test_the_quick_graph_and_the_optimised_one_give_the_same_vectors() -> None:
     assert model._optimized
     assert "ORT_ENABLE_ALL" in str(model._session.get_session_options().graph_optimization_level)
     np.testing.assert_allclose(model.embed(texts[:1]), quick, atol=1e-5)
-    batch = MiniLMEmbedder().embed(texts)  # a batch builds the optimised graph first
+    bulk = MiniLMEmbedder()
+    batch = bulk.embed(texts * 20)  # past UPGRADE_AFTER texts: the optimised graph is built
+    assert bulk._optimized
     np.testing.assert_allclose(batch[0], quick[0], atol=1e-5)

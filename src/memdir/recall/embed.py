@@ -35,8 +35,10 @@ MAX_TOKENS = 256  # all-MiniLM-L6-v2 was trained with 256 word pieces; longer in
 # ~1.4 GB RSS; 8 holds ~0.5 GB). Larger batches of short texts (a padded-token budget of 8 x 256,
 # up to 64 texts) measured slower here (30 vs 40 memories/s on two cores), so 8 it stays.
 BATCH_SIZE = 8
-# more texts than this in one call build the optimised graph first (see MiniLMEmbedder.upgrade)
-UPGRADE_AT = 2
+# after this many texts the optimised graph is built (see MiniLMEmbedder.upgrade): a one-shot
+# process (a cold hook: its query and a few candidates) never pays the ~200 ms, a long-lived one
+# or a bulk embed (reindex, the background fill, the static table) does once, early
+UPGRADE_AFTER = 48
 
 
 @runtime_checkable
@@ -84,6 +86,7 @@ class MiniLMEmbedder:
         self._max_tokens = max_tokens
         self._session: Any = None
         self._optimized = False
+        self._texts = 0  # embedded so far (see UPGRADE_AFTER)
         self._tokenizer: Any = None
         self._lock = threading.Lock()
         self._upgrade_lock = threading.Lock()
@@ -152,7 +155,8 @@ class MiniLMEmbedder:
     def embed(self, texts: Sequence[str]) -> Vectors:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        if len(texts) > UPGRADE_AT and not self._optimized:
+        self._texts += len(texts)
+        if self._texts > UPGRADE_AFTER and not self._optimized:
             self.upgrade()
         session, tokenizer = self._load()
         # Batching similar lengths together keeps padding (and wasted compute) small.

@@ -17,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from memdir.errors import ShutdownError
+
 if TYPE_CHECKING:
     from memdir.recall.search_index import SearchIndex
 
@@ -134,6 +136,8 @@ class BackgroundFill:
                     saved = time.monotonic()
             with lock:
                 self._save()
+        except ShutdownError:  # the process is exiting: the next one reads the rest
+            return
         except Exception:  # advisory work: recall keeps the fast stage's scores
             log.exception("background embedding failed")
 
