@@ -8,6 +8,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from memdir.evidence import screen
 from memdir.evidence.anchors import MAX_ANCHORS, derive
 from tests.evidence.conftest import DB_V1, Repo
@@ -128,3 +130,27 @@ def test_a_hostile_rev_and_a_submodule_are_refused_or_skipped(repo: Repo, tmp_pa
     [out] = screen([mem], repo.root, None, budget=10)
     states = {v.anchor: v.state for v in out.evidence.verdicts}
     assert states == {"connect_db": "current", "src/db.py": "current"}  # not into the submodule
+
+
+def test_a_file_over_the_size_limit_is_compared_by_object_id_never_read(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import memdir.evidence.repo as repo_module
+
+    monkeypatch.setattr(repo_module, "MAX_BLOB", 1024)  # a "huge" file, small enough for a test
+    repo.commit("data", {"data/big.csv": "a,b\n" * 1000, "data/small.csv": "a,b\n"})
+    mem = write(tmp_path / "m" / "d.md", "Fixtures: `data/big.csv` and `data/small.csv`.", repo)
+    repo.commit("more rows", {"data/big.csv": "a,b\n" * 2000})
+    asked: list[bytes] = []
+    real_run = repo_module.Git.run
+
+    def run(self: repo_module.Git, *args: str, stdin: bytes | None = None) -> bytes | None:
+        if args[:2] == ("cat-file", "--batch") and stdin:
+            asked.append(stdin)
+        return real_run(self, *args, stdin=stdin)
+
+    monkeypatch.setattr(repo_module.Git, "run", run)
+    [out] = screen([mem], repo.root, None, budget=10)
+    states = {v.anchor: v.state for v in out.evidence.verdicts}
+    assert states == {"data/big.csv": "changed", "data/small.csv": "current"}
+    assert asked == []  # the big file's bytes were never asked for

@@ -82,7 +82,7 @@ def declared_packages(git: Git, rev: str) -> set[str]:
     specs = [f"{rev}:{name}" for name in _MANIFESTS]
     names: set[str] = set()
     for spec, found in git.contents(specs).items():
-        data = found[1] if found is not None else None
+        data = found[2] if found is not None else None
         if not data:
             continue
         text = data.decode("utf-8", "replace")
@@ -285,7 +285,7 @@ class Checker:
             old, new = both.get(f"{base}:{path}"), both.get(f"{self.head}:{path}")
             if old is None or new is None or old[0] == new[0]:
                 continue
-            before, after = old[1], new[1]
+            before, after = old[2], new[2]
             if before is None or after is None:
                 continue
             was = _definition(before.decode("utf-8", "replace"), name)
@@ -314,9 +314,9 @@ class Checker:
             return self._missing(anchor, path, base, old[1])
         if old[0] == new[0] or new[1] == "tree" or path in homes:
             return Verdict(anchor.text, "path", "current", "", anchor.depends)
-        both = self.git.contents([f"{base}:{path}", f"{self.head}:{path}"])
+        both = self.git.contents([f"{base}:{path}", f"{self.head}:{path}"], known=objs)
         was, now = both.get(f"{base}:{path}"), both.get(f"{self.head}:{path}")
-        before, after = (was[1] if was else None), (now[1] if now else None)
+        before, after = (was[2] if was else None), (now[2] if now else None)
         if before is not None and after is not None:
             share = _share_changed(
                 before.decode("utf-8", "replace"), after.decode("utf-8", "replace")

@@ -106,52 +106,48 @@ class Git:
         out = self.text("rev-list", "-1", f"--before={int(when)}", tip)
         return out.strip() or None if out else None
 
-    def objects(self, specs: list[str]) -> dict[str, tuple[str, str] | None]:
-        """For each ``rev:path``: (object id, type) or None when there is no such object."""
+    def objects(self, specs: list[str]) -> dict[str, tuple[str, str, int] | None]:
+        """For each ``rev:path``: (object id, type, size) or None when there is no such object."""
         specs = [s for s in specs if "\n" not in s]
         if not specs:
             return {}
         out = self.run("cat-file", "--batch-check", stdin="\n".join(specs).encode() + b"\n")
-        found: dict[str, tuple[str, str] | None] = dict.fromkeys(specs)
+        found: dict[str, tuple[str, str, int] | None] = dict.fromkeys(specs)
         if out is None:
             return found
         for spec, line in zip(specs, out.decode("utf-8", "replace").splitlines(), strict=False):
             parts = line.split()
-            if len(parts) >= 2 and parts[-1] != "missing":
-                found[spec] = (parts[0], parts[1])
+            if len(parts) == 3 and parts[2].isdigit():
+                found[spec] = (parts[0], parts[1], int(parts[2]))
         return found
 
-    def contents(self, specs: list[str]) -> dict[str, tuple[str, bytes | None] | None]:
-        """For each ``rev:path``: (object id, its bytes — None over :data:`MAX_BLOB` or not a
-        file) or None when there is no such object; one ``git cat-file --batch`` for all."""
-        specs = [s for s in specs if "\n" not in s]
-        found: dict[str, tuple[str, bytes | None] | None] = dict.fromkeys(specs)
-        if not specs:
-            return found
-        out = self.run("cat-file", "--batch", stdin="\n".join(specs).encode() + b"\n")
-        if out is None:
-            return found
+    def contents(
+        self, specs: list[str], known: dict[str, tuple[str, str, int] | None] | None = None
+    ) -> dict[str, tuple[str, str, bytes | None] | None]:
+        """For each ``rev:path``: (object id, type, its bytes — None for a directory or a file
+        over :data:`MAX_BLOB`, which is never read) or None when there is no such object.
+        ``known``: :meth:`objects` already asked for these specs."""
+        objs = known if known is not None else self.objects(specs)
+        wanted = sorted({o[0] for o in objs.values() if o and o[1] == "blob" and o[2] <= MAX_BLOB})
+        data: dict[str, bytes] = {}
+        out = (
+            self.run("cat-file", "--batch", stdin="\n".join(wanted).encode() + b"\n")
+            if wanted
+            else b""
+        )
         at = 0
-        for spec in specs:
+        while out and at < len(out):
             end = out.find(b"\n", at)
-            if end < 0:
+            header = out[at:end].decode("utf-8", "replace").split() if end >= 0 else []
+            if len(header) != 3 or not header[2].isdigit():
                 break
-            header = out[at:end].decode("utf-8", "replace").split()
-            at = end + 1
-            if len(header) < 3 or header[-1] == "missing" or not header[2].isdigit():
-                continue
             size = int(header[2])
-            data = out[at : at + size]
-            at += size + 1  # the content, then a newline
-            whole = header[1] == "blob" and size <= MAX_BLOB and len(data) == size
-            found[spec] = (header[0], data if whole else None)
-        return found
-
-    def blob(self, oid: str) -> bytes | None:
-        size = self.text("cat-file", "-s", oid)
-        if size is None or not size.strip().isdigit() or int(size) > MAX_BLOB:
-            return None
-        return self.run("cat-file", "blob", oid)
+            data[header[0]] = out[end + 1 : end + 1 + size]
+            at = end + 1 + size + 1  # the content, then a newline
+        return {
+            spec: None if obj is None else (obj[0], obj[1], data.get(obj[0]))
+            for spec, obj in objs.items()
+        }
 
     def grep_files(
         self, word: str, revs: list[str], paths: Sequence[str] = (), limit: int = 200
@@ -263,13 +259,4 @@ def _head_of(root: Path, gitdir: Path) -> tuple[Path, str] | None:
     return None  # an unborn branch, reftable, …: git knows
 
 
-def repository_root(start: Path, deadline: Deadline) -> Path | None:
-    """The work tree root of the git repository holding ``start``, or None."""
-    git = Git(start, deadline)
-    out = git.text("rev-parse", "--show-toplevel")
-    if not out or not out.strip():
-        return None
-    return Path(out.strip())
-
-
-__all__ = ["MAX_BLOB", "Deadline", "Git", "read_head", "repository_root"]
+__all__ = ["MAX_BLOB", "Deadline", "Git", "read_head"]
