@@ -167,10 +167,8 @@ class MemoryTools:
         for result, checked in zip(results, screen(paths, root, cache), strict=True):
             ev = checked.evidence
             result["evidence"], result["held_back"] = ev.report(), ev.held_back
-            if ev.held_back:
-                result["content"] = ev.note(result["name"] or result["path"], result["path"])
-            elif caveat := ev.caveat():
-                result["content"] = f"{result['content'].rstrip()}\n{caveat}"
+            title = result["name"] or result["path"]
+            result["content"] = ev.shown(result["content"], title, result["path"])
 
     def read(self, path: str) -> dict[str, Any]:
         rel = self.store.rel(path)

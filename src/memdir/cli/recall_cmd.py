@@ -171,10 +171,8 @@ def cmd_recall(ctx: CliContext) -> int:
     if a.show:
         shown = []
         for att, ev in zip(attachments, checked, strict=True):
-            if ev.held_back:
-                shown.append(ev.note(att.filename.removesuffix(".md"), att.filename))
-            else:
-                shown.append("\n".join(t for t in (att.text, ev.caveat()) if t))
+            text = ev.shown(att.content, att.filename.removesuffix(".md"), att.filename)
+            shown.append(text if ev.held_back else f"{att.header}\n{text}")
         text = "\n\n".join(shown) or "(nothing relevant)"
     else:
         columns = ["path", "bytes", "truncated", "verdict"]

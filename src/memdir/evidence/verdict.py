@@ -92,6 +92,14 @@ class Evidence:
             "[memdir evidence: " + "; ".join(parts[:3]) + " since this memory was written — verify]"
         )
 
+    def shown(self, content: str, title: str, filename: str) -> str:
+        """What every surface injects in place of the memory's ``content``: the note when it is
+        held back, the content with its caveat when something it names changed or moved."""
+        if self.held_back:
+            return self.note(title, filename)
+        caveat = self.caveat()
+        return f"{content.rstrip()}\n{caveat}" if caveat else content
+
     def to_json(self) -> dict[str, Any]:
         return {
             "verdicts": [v.to_json() for v in self.verdicts],

@@ -188,13 +188,13 @@ class RecallTurn:
         ev = self._evidence.get(str(attachment.path))
         if ev is None:
             return attachment
-        if ev.held_back:
-            note = ev.note(Path(attachment.filename).stem, attachment.filename)
-            return replace(attachment, content=note, truncated=False)
-        caveat = ev.caveat()
-        if caveat:
-            return replace(attachment, content=f"{attachment.content.rstrip()}\n{caveat}")
-        return attachment
+        title = Path(attachment.filename).stem
+        text = ev.shown(attachment.content, title, attachment.filename)
+        if text == attachment.content:
+            return attachment
+        return replace(
+            attachment, content=text, truncated=attachment.truncated and not ev.held_back
+        )
 
     def cancel(self) -> bool:
         """Drop the recall in flight; True if one was running."""

@@ -281,15 +281,13 @@ def with_evidence(
         ).start()
     for memory, checked in zip(found, screened, strict=True):
         ev = checked.evidence
-        if ev.held_back:
+        text = ev.shown(memory.content, Path(memory.filename).stem, memory.filename)
+        if ev.held_back:  # the note stands alone, without the memory's header
             states[memory.path] = "held back"
-            note = ev.note(Path(memory.filename).stem, memory.filename)
-            out.append(replace(memory, header=note, content="", truncated=False))
-            continue
-        caveat = ev.caveat()
-        if caveat:
+            out.append(replace(memory, header=text, content="", truncated=False))
+        elif text != memory.content:
             states[memory.path] = ev.state
-            out.append(replace(memory, content=f"{memory.content.rstrip()}\n{caveat}"))
+            out.append(replace(memory, content=text))
         else:
             out.append(memory)
     return out, states
