@@ -235,3 +235,30 @@ def test_two_hosts_at_the_same_moment_lose_no_write(host: ClaudeHost, installed:
         return "kiwi-9" in index and "mango-4" in index
 
     wait_for(both_indexed, "both memories' MEMORY.md lines")
+
+
+def test_a_memory_the_code_outgrew_reaches_the_model_as_a_note(installed: CodexHost) -> None:
+    """Issue #37 in the real CLI: after the commit that replaced psycopg2, ``codex exec`` gets
+    the one-line note, not the stale fact; confirmed after a fix, the memory is served again."""
+    from tests.evidence.conftest import DB_V1, DB_V2, Repo
+
+    repo = Repo(installed.project)  # the user's repository (already a git work tree)
+    repo.commit("db layer", {"src/db.py": DB_V1})
+    fact = f"`src/db.py` opens connections with `psycopg2` ({MARKER})."
+    memory_dir = add_memory(installed, "db-driver", "how the app talks to PostgreSQL", fact)
+    [memory] = list(memory_dir.glob("db*driver*.md"))
+    repo.written_now(memory)
+
+    installed.exec("How does the app talk to PostgreSQL? I need a query on the orders table.")
+    assert MARKER in developer_texts(installed)
+
+    repo.commit("switch src/db.py to asyncpg", {"src/db.py": DB_V2})
+    installed.exec("How does the app talk to PostgreSQL? I need a query on the orders table.")
+    seen = developer_texts(installed)
+    assert MARKER not in seen
+    assert "memdir held back the memory" in seen and "psycopg2" in seen
+
+    memory.write_text(memory.read_text().replace("`psycopg2`", "`asyncpg`"))
+    installed.memdir("stale", "--confirm", memory.name)
+    installed.exec("How does the app talk to PostgreSQL? I need a query on the orders table.")
+    assert MARKER in developer_texts(installed)

@@ -40,7 +40,8 @@ _NEGATED_BEFORE = re.compile(
     r"(?:\bnever\b|\bdon'?t\b|\bdo not\b|\bno longer\b|\bnot\b|\bavoid\b|\binstead of\b|"
     r"\bremoved?\b|\bdeprecated\b|\breplaced?\b|\bdropp?(?:ed)?\b|\bstop(?:ped)? using\b|"
     r"\bwithout\b|\b(?:moved|migrated|switched) (?:away )?(?:off|from)\b|\boff\b|\brather than\b|"
-    r"\bban(?:ned)?\b|\bforbid(?:den)?\b|\bno\b|\bnor\b)[^.;:!?\n]{0,40}$",
+    r"\bban(?:ned)?\b|\bforbid(?:den)?\b|\bno\b|\bnor\b|"
+    r"不要|不再|禁止|别|不用|避免|移除|删除|弃用)[^.;:!?。；！？\n]{0,40}$",
     re.IGNORECASE,
 )
 _NEGATED_AFTER = re.compile(
