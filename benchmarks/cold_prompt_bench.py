@@ -121,13 +121,31 @@ def hooks(n: int, runs: int, workdir: Path) -> list[dict[str, Any]]:
     log = _log(base, env, project)
     warm_top = [(_last_injected(log, s) or [None])[0] for s in sessions]
     rows: list[dict[str, Any]] = []
-    for label, extra in (
-        ("daemon started by session-start", {}),
-        ("no daemon (in-process recall)", {"MEMDIR_HOOK_DAEMON": "0"}),
-    ):
+
+    def fresh() -> None:  # a new memdir home: no index, no static table (the hook log stays)
+        for derived in (home / ".memdir" / "cache").glob("*/search"):
+            shutil.rmtree(derived)
+        shutil.rmtree(home / ".memdir" / "cache" / "models", ignore_errors=True)
+
+    def installed() -> None:  # ... and `memdir install` just ran (it starts the index build)
+        fresh()
+        subprocess.run(
+            [*base, "install", "claude-code", "--project"],
+            env=env, cwd=project, capture_output=True, check=True,
+        )  # fmt: skip
+
+    cases: list[tuple[str, dict[str, str], Callable[[], None] | None]] = [
+        ("daemon started by session-start", {}, None),
+        ("no daemon (in-process recall)", {"MEMDIR_HOOK_DAEMON": "0"}, None),
+        ("fresh install: no index on disk yet", {}, fresh),
+        ("fresh install, `memdir install` just ran", {}, installed),
+    ]
+    for label, extra, before in cases:
         walls, carried, cold_sessions = [], 0, []
         for q in queries:
             _stop(base, env, project, home)
+            if before is not None:
+                before()
             s = str(uuid.uuid4())
             cold_env = {**env, **extra}
             _hook(

@@ -91,4 +91,7 @@ def clean_environ(
     # Hooks default to the user's own Claude Code CLI as their model: no test (or process it
     # starts) may reach it by accident; host-model tests switch it on explicitly.
     monkeypatch.setenv("MEMDIR_HOST_MODEL", "off")
+    # ``memdir install`` and ``memdir import`` start a recall daemon to build the index ahead
+    # (memdir.adapters.recall_prepare): tests that want one say so.
+    monkeypatch.setenv("MEMDIR_PREPARE_RECALL", "0")
     yield

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -60,6 +63,38 @@ def test_save_and_load_round_trip(tmp_path: Path) -> None:
     loaded = LexicalIndex.load(tmp_path / "lexical.npz", TermAnalyzer())
     assert loaded is not None
     np.testing.assert_array_equal(loaded.scores("staging deploy"), index.scores("staging deploy"))
+
+
+def test_a_loaded_index_scores_exactly_as_bm25s_without_importing_it(tmp_path: Path) -> None:
+    """A cold process loads the saved index and scores it itself (bm25s's import was most of
+    the load); the scores are bm25s's own, term for term, repeated terms included."""
+    rng = np.random.default_rng(7)
+    words = [f"w{i}" for i in range(300)]
+    docs = [" ".join(rng.choice(words, size=int(rng.integers(1, 40)))) for _ in range(500)]
+    analyzer = TermAnalyzer(AnalyzerConfig(stem_language=None))
+    built = LexicalIndex(analyzer).build(docs)
+    built.save(tmp_path / "lexical.npz")
+    queries = [" ".join(rng.choice(words, size=int(rng.integers(1, 8)))) for _ in range(50)]
+    queries += ["w1 w1 w2", "nothing known here"]
+    script = (
+        "import json, sys\n"
+        "from pathlib import Path\n"
+        "from memdir.recall.lexical import AnalyzerConfig, LexicalIndex, TermAnalyzer\n"
+        "a = TermAnalyzer(AnalyzerConfig(stem_language=None))\n"
+        "index = LexicalIndex.load(Path(sys.argv[1]), a)\n"
+        "out = [index.scores(q).tolist() for q in json.loads(sys.argv[2])]\n"
+        "print(json.dumps({'bm25s': 'bm25s' in sys.modules, 'scores': out}))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "lexical.npz"), json.dumps(queries)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    answer = json.loads(done.stdout)
+    assert answer["bm25s"] is False
+    for query, scores in zip(queries, answer["scores"], strict=True):
+        np.testing.assert_array_equal(np.array(scores, dtype=np.float32), built.scores(query))
 
 
 @pytest.mark.parametrize(

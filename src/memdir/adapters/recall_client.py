@@ -37,6 +37,7 @@ DEFAULT_IDLE_SECONDS = 900.0
 SPAWN_INTERVAL = 10.0
 START_WAIT = 3.0  # how long a hook waits for a daemon spawned moments ago to listen
 MAX_MESSAGE_BYTES = 8 * 1024 * 1024
+_SPAWNED: list[Any] = []  # daemons this process started (``spawn``)
 _MAX_SOCKET_PATH = 100  # sun_path is 108 bytes on Linux, 104 on macOS
 _SERVED_CODE = (
     "recall_daemon.py",
@@ -224,4 +225,8 @@ def spawn(
             err.close()
     with contextlib.suppress(OSError):  # who is starting: a hook waits only while it lives
         stamp.write_text(str(child.pid))
+    # the daemon outlives this process by design: keep its handle (dropping a running child's
+    # warns), and reap the ones that already ended so a long-lived caller gathers no zombies
+    _SPAWNED[:] = [c for c in _SPAWNED if c.poll() is None]
+    _SPAWNED.append(child)
     return True

@@ -88,8 +88,22 @@ def cmd_import(ctx: CliContext) -> int:
         ],
         "snapshot": outcome.applied.snapshot if outcome.applied else None,
     }
-    ctx.out.data(payload, _text(plan, counts, args.dry_run, payload["snapshot"]))
+    text = _text(plan, counts, args.dry_run, payload["snapshot"])
+    if outcome.applied is not None:
+        text = _prepare_recall(ctx, payload, text)
+    ctx.out.data(payload, text)
     return 0
+
+
+def _prepare_recall(ctx: CliContext, payload: dict[str, Any], text: str) -> str:
+    """Imported memories are recalled from the next prompt on: have the index built now."""
+    from memdir.adapters.recall_prepare import prepare
+
+    line = prepare(ctx.env, ctx.settings.memdir_home, ctx.memory_dir, ctx.paths.cache_dir)
+    if line:
+        payload["recall"] = line
+        return f"{text}\n{line}"
+    return text
 
 
 def _text(plan: Any, counts: dict[str, int], dry_run: bool, snapshot: str | None) -> str:
@@ -162,5 +176,6 @@ def _bundle(ctx: CliContext, store: Any, snapshots: Any) -> int:
     text = f"{head}\n{describe(payload['result'])}"
     if payload["snapshot"]:
         text += f"\nto undo: memdir import --undo {payload['snapshot']}"
+        text = _prepare_recall(ctx, payload, text)
     ctx.out.data(payload, text)
     return 0

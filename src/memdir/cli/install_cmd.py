@@ -141,7 +141,17 @@ def cmd_install(ctx: CliContext) -> int:
         from memdir.adapters.hosts import dialect
 
         notes = [*describe(ctx.settings, ctx.env, a.llm, dialect(a.host)), *notes]
+        if not a.dry_run:
+            notes += _prepare_recall(ctx)
     return _report(ctx, changes, backups, dry_run=a.dry_run, notes=notes or None)
+
+
+def _prepare_recall(ctx: CliContext) -> list[str]:
+    """The host's first prompt will recall from this dir: have its index built now."""
+    from memdir.adapters.recall_prepare import prepare
+
+    line = prepare(ctx.env, ctx.settings.memdir_home, ctx.memory_dir, ctx.paths.cache_dir)
+    return [line] if line else []
 
 
 def cmd_uninstall(ctx: CliContext) -> int:

@@ -255,6 +255,12 @@ def _remove_stale_generations(cache_dir: Path, keep: str) -> None:
         os.unlink(cache_dir / f"overlay-{keep}.npz")
 
 
+def saved(cache_dir: Path) -> bool:
+    """True when an index of this cache dir is on disk (for any model): a process that loads
+    it reads it, one that finds none reads every memory first."""
+    return any(cache_dir.glob("search/*/manifest.json"))
+
+
 def read_status(cache_dir: Path) -> dict[str, Any]:
     """What a saved index holds, read from its files without loading a model (``memdir status``)."""
     out: dict[str, Any] = {}
@@ -277,4 +283,4 @@ def read_status(cache_dir: Path) -> dict[str, Any]:
     return out
 
 
-__all__ = ["load", "read_status", "save", "saved_terms"]
+__all__ = ["load", "read_status", "save", "saved", "saved_terms"]

@@ -226,20 +226,39 @@ class LexicalIndex:
                 index = cls(expected, k1=float(meta["k1"]), b=float(meta["b"]))
                 index.size = int(meta["size"])
                 if index.size:
-                    model = _bm25s().BM25(k1=index.k1, b=index.b, method="lucene")
-                    model.scores = {
-                        "data": npz["data"],
-                        "indices": npz["indices"],
-                        "indptr": npz["indptr"],
-                        "num_docs": index.size,
-                    }
-                    model.vocab_dict = json.loads(npz["vocab"].tobytes().decode("utf-8"))
-                    model.unique_token_ids_set = set(model.vocab_dict.values())
-                    model.nonoccurrence_array = None
-                    index._bm25 = model
+                    index._bm25 = _SavedScores(
+                        {
+                            "data": npz["data"],
+                            "indices": npz["indices"],
+                            "indptr": npz["indptr"],
+                            "num_docs": index.size,
+                        },
+                        json.loads(npz["vocab"].tobytes().decode("utf-8")),
+                    )
                 return index
         except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile):
             return None
+
+
+class _SavedScores:
+    """A saved index's scoring, as bm25s scores it (Lucene BM25 precomputed per term and
+    document, summed per query term in order), without importing bm25s: its import (tqdm and
+    friends, ~80 ms) would be most of a cold process's index load. Building still uses bm25s."""
+
+    def __init__(self, scores: dict[str, Any], vocab: dict[str, int]) -> None:
+        self.scores = scores
+        self.vocab_dict = vocab
+
+    def get_tokens_ids(self, tokens: Sequence[str]) -> list[int]:
+        return [self.vocab_dict[t] for t in tokens if t in self.vocab_dict]
+
+    def get_scores_from_ids(self, ids: Sequence[int]) -> Scores:
+        data, indices, indptr = self.scores["data"], self.scores["indices"], self.scores["indptr"]
+        out = np.zeros(int(self.scores["num_docs"]), dtype=np.float32)
+        for token in ids:
+            start, end = int(indptr[token]), int(indptr[token + 1])
+            np.add.at(out, indices[start:end], data[start:end])
+        return out
 
 
 def _bm25s() -> Any:

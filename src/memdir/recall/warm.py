@@ -198,7 +198,7 @@ class WarmRecall:
         self.locks: dict[tuple[str, str], threading.Lock] = {}
         self.freshness: dict[tuple[str, str], Freshness] = {}
         self.guard = threading.Lock()
-        self.answered: dict[tuple[str, str], threading.Event] = {}  # set by a first recall
+        self.answered: dict[tuple[str, str], threading.Event] = {}  # set once loaded
         self.loading: dict[tuple[str, str], threading.Thread] = {}
         self.ready_guard = threading.Lock()  # not ``guard``: that one is held through a build
 
@@ -236,11 +236,21 @@ class WarmRecall:
             fresh.before_recall()
             found = recall_attachments(engine, query, exclude, limit, context=context)
         fresh.after_recall(lock)
+        self._loaded(memory_dir, cache_dir, engine)
+        return found
+
+    def _loaded(self, memory_dir: str, cache_dir: str, engine: MemoryRecall) -> None:
         answered = self._answered(memory_dir, cache_dir)
         if not answered.is_set():
             answered.set()
             _upgrade_later(engine)
-        return found
+
+    def first_build(self, memory_dir: str, cache_dir: str) -> bool:
+        """True while this dir has no index anywhere: not loaded here, none on disk (a new
+        memdir home, a dir never recalled from). Its first load reads every memory."""
+        from memdir.recall.index_files import saved
+
+        return not self._answered(memory_dir, cache_dir).is_set() and not saved(Path(cache_dir))
 
     def _answered(self, memory_dir: str, cache_dir: str) -> threading.Event:
         with self.ready_guard:
@@ -263,8 +273,19 @@ class WarmRecall:
         return answered.wait(wait)
 
     def warm_up(self, memory_dir: str, cache_dir: str) -> None:
-        """Load this dir's engine and answer one query (the embedder loads on first use)."""
-        self.recall(memory_dir, cache_dir, "warm up the index", [], 1)
+        """Load this dir's engine: its index read (or built) and its embedder loaded.
+
+        No query is answered: a made-up one would have the model read its "best" candidates
+        (up to ``QUERY_FILL_SECONDS``) while the prompt that is waiting asks for its own.
+        """
+        engine, lock = self.engine(memory_dir, cache_dir)
+        fresh = self.freshness[(memory_dir, cache_dir)]
+        with lock:
+            fresh.before_recall()
+            embedder = getattr(getattr(engine.selector, "index", None), "embedder", None)
+            if embedder is not None:
+                embedder.embed(["warm"])  # the network loads on first use
+        self._loaded(memory_dir, cache_dir, engine)
 
     def memory_dirs(self) -> list[str]:
         return [m for m, _ in self.engines]

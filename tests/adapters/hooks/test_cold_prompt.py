@@ -17,7 +17,12 @@ from typing import Any
 import pytest
 
 import memdir.recall.warm as warm_module
-from memdir.adapters.hooks.forwarded import ATTENDED_BUDGET, cold_wait, serve_hook
+from memdir.adapters.hooks.forwarded import (
+    ATTENDED_BUDGET,
+    FIRST_BUILD_BUDGET,
+    cold_wait,
+    serve_hook,
+)
 from memdir.adapters.hooks.state import SETTLED_MAX_AGE, SessionStore
 from memdir.adapters.hosts import dialect
 from memdir.errors import ConfigError
@@ -199,6 +204,7 @@ def test_past_the_budget_the_prompt_goes_without_and_the_next_one_delivers(
     _staging_memory(host)
     released = threading.Event()
     real_build = warm_module.build_engine
+    WarmRecall().warm_up(str(host.memory_dir), str(host.cache_dir))  # an index on disk
 
     def loading(memory_dir: Path, cache_dir: Path) -> Any:
         assert released.wait(60)
@@ -213,3 +219,61 @@ def test_past_the_budget_the_prompt_goes_without_and_the_next_one_delivers(
     _wait("the recall to settle", lambda: any(r["event"] == "recall-settled" for r in _log(host)))
     second = _prompt(host, s, warm, "and who owns the deploy pipeline?")
     assert "23:00 UTC" in json.loads(second["stdout"])["hookSpecificOutput"]["additionalContext"]
+
+
+def test_the_first_build_of_a_dir_gets_a_longer_budget_once() -> None:
+    cc = dialect("claude-code")
+    now = time.time()
+    assert ATTENDED_BUDGET < cold_wait({}, cc, now - 0.1, first_build=True) <= FIRST_BUILD_BUDGET
+    assert cold_wait({}, cc, now - FIRST_BUILD_BUDGET, first_build=True) == 0.0
+    assert cold_wait({"MEMDIR_RECALL_COLD_WAIT": "0.2"}, cc, now, first_build=True) == 0.2
+
+
+def test_the_first_prompt_after_a_fresh_install_carries_its_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue #37: no index on disk yet (a new memdir home). The daemon's first load reads every
+    memory, past the usual budget; the prompt waits for it (once per dir) and carries the
+    memory, instead of leaving it for a next prompt a one-shot run never has."""
+    host = FakeHost(tmp_path)
+    _staging_memory(host)
+    warm = WarmRecall()
+    assert warm.first_build(str(host.memory_dir), str(host.cache_dir))
+    released = threading.Event()
+    threading.Timer(ATTENDED_BUDGET + 0.2, released.set).start()  # past the usual budget
+    real_build = warm_module.build_engine
+
+    def loading(memory_dir: Path, cache_dir: Path) -> Any:
+        assert released.wait(60)
+        return real_build(memory_dir, cache_dir)
+
+    monkeypatch.setattr(warm_module, "build_engine", loading)
+    body = _default_wait_prompt(host, host.session(), started=time.time())
+    started = time.monotonic()
+    answer = serve_hook(body, warm, dialect)
+    assert ATTENDED_BUDGET < time.monotonic() - started < FIRST_BUILD_BUDGET + 1.0
+    context = json.loads(answer["stdout"])["hookSpecificOutput"]["additionalContext"]
+    assert "every Sunday at 23:00 UTC" in context
+    assert not warm.first_build(str(host.memory_dir), str(host.cache_dir))  # once per dir
+    assert not WarmRecall().first_build(str(host.memory_dir), str(host.cache_dir))  # on disk
+
+
+def test_warming_up_answers_no_made_up_query(tmp_path: Path) -> None:
+    """The load a prompt waits on reads the index and loads the model; it does not have the
+    model read the "best" memories for a query nobody asked."""
+    host = FakeHost(tmp_path)
+    _staging_memory(host)
+    warm = WarmRecall()
+    engine, _lock = warm.engine(str(host.memory_dir), str(host.cache_dir))
+    asked: list[str] = []
+    real_select = engine.selector.select_sync  # type: ignore[attr-defined]
+
+    def select(query: str, *args: Any, **kwargs: Any) -> Any:
+        asked.append(query)
+        return real_select(query, *args, **kwargs)
+
+    engine.selector.select_sync = select  # type: ignore[attr-defined]
+    assert warm.ready(str(host.memory_dir), str(host.cache_dir), 60)
+    assert asked == []
+    found = warm.recall(str(host.memory_dir), str(host.cache_dir), "staging rebuild", [], 5)
+    assert asked == ["staging rebuild"] and "23:00 UTC" in found[0]["content"]

@@ -43,12 +43,21 @@ if TYPE_CHECKING:
 # the warm answer itself (issue #37: answering at once left the prompt that states the task
 # without recall, and a one-shot ``codex exec`` / ``gemini -p`` never got any).
 ATTENDED_BUDGET = 0.45
+# ... except while the memory dir has no index anywhere (a fresh install, a dir never recalled
+# from): its first load reads every memory, about 0.5 s more for 200, once per dir. The first
+# prompt then waits up to this long for it rather than going without (``memdir install`` and
+# ``memdir import`` build the index ahead: see ``recall_prepare``).
+FIRST_BUILD_BUDGET = 1.5
 # Nobody is (``claude -p``): wait for the load, under the hook client's own timeout.
 UNATTENDED_COLD_WAIT = 4.0
 
 
 def cold_wait(
-    env: Mapping[str, str], dialect: Dialect | None = None, started: float | None = None
+    env: Mapping[str, str],
+    dialect: Dialect | None = None,
+    started: float | None = None,
+    *,
+    first_build: bool = False,
 ) -> float:
     """Seconds a prompt waits for a daemon still loading its engine.
 
@@ -56,17 +65,19 @@ def cold_wait(
     the host's dialect says when nobody attends the session (Claude Code marks ``claude -p``
     and the SDK with ``CLAUDE_CODE_SESSION_ATTENDED=0``); such a run waits for the load.
     Any other prompt waits for what is left of :data:`ATTENDED_BUDGET` since the hook process
-    began (``started``, a ``time.time()`` the fast path sends). Past the wait the prompt goes
-    without recall and what recall finds is delivered with the session's next prompt — the
-    exception now, measured in docs/benchmarks.md ("Cold first prompt").
+    began (``started``, a ``time.time()`` the fast path sends), or of
+    :data:`FIRST_BUILD_BUDGET` when the dir has no index yet (``first_build``). Past the wait
+    the prompt goes without recall and what recall finds is delivered with the session's next
+    prompt — the exception now, measured in docs/benchmarks.md ("Cold first prompt").
     """
     raw = env.get("MEMDIR_RECALL_COLD_WAIT", "").strip()
     if not raw:
         if dialect is not None and dialect.unattended(env):
             return UNATTENDED_COLD_WAIT
+        budget = FIRST_BUILD_BUDGET if first_build else ATTENDED_BUDGET
         if started is None:
-            return ATTENDED_BUDGET / 2  # a caller that cannot say when the hook began
-        return min(ATTENDED_BUDGET, max(0.0, started + ATTENDED_BUDGET - time.time()))
+            return budget / 2  # a caller that cannot say when the hook began
+        return min(budget, max(0.0, started + budget - time.time()))
     try:
         value = float(raw)
     except ValueError:
@@ -106,7 +117,9 @@ def serve_hook(
         if hc.settings.recall_selector == "llm" and hc.settings.model:
             return recall_in_process(hc, query, exclude), "daemon (llm selector)"
         memory_dir, cache_dir = str(hc.paths.memory_dir), str(hc.cache_dir)
-        if not warm.ready(memory_dir, cache_dir, cold_wait(hc.env, hc.dialect, started)):
+        first = warm.first_build(memory_dir, cache_dir)
+        wait = cold_wait(hc.env, hc.dialect, started, first_build=first)
+        if not warm.ready(memory_dir, cache_dir, wait):
             args = (memory_dir, cache_dir, query, exclude, 5, context)
             threading.Thread(target=settle, args=(hc, session, args), daemon=True).start()
             return [], "daemon (still loading: recall settles for the next prompt)"

@@ -1,0 +1,68 @@
+"""Have a memory dir's recall index built before its first prompt needs it.
+
+A memory dir with no index anywhere (a new memdir home, memories just imported) makes its first
+prompt wait while every memory is read and the model loads — about a second for 200 memories,
+up to ``forwarded.FIRST_BUILD_BUDGET``, and past it that prompt goes without recall. The
+commands that create this state know a first prompt is coming: ``memdir install`` and
+``memdir import`` ask the recall daemon to build the index now, in the background, and return at
+once. By the time the person has started their agent the prompt finds a loaded engine, or at
+least an index on disk.
+
+``MEMDIR_PREPARE_RECALL=0`` (or ``MEMDIR_HOOK_DAEMON=0``, no daemon at all) turns it off.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from memdir.adapters import recall_client
+from memdir.adapters.hooks.handlers import env_flag
+from memdir.adapters.hooks.runner import daemon_idle
+from memdir.errors import DaemonError, DaemonTimeoutError
+from memdir.recall.index_files import saved
+
+# how long the command waits for an already running daemon to take the request
+ASK_SECONDS = 0.5
+
+
+def _holds_memories(memory_dir: Path) -> bool:
+    """Any Markdown file besides the index (one is enough: an empty dir builds in no time)."""
+    for _dirpath, dirnames, filenames in os.walk(memory_dir):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        if any(f.endswith(".md") and f != "MEMORY.md" for f in filenames):
+            return True
+    return False
+
+
+def prepare(
+    env: Mapping[str, str], memdir_home: Path, memory_dir: Path, cache_dir: Path
+) -> str | None:
+    """Start building ``memory_dir``'s index in the recall daemon when it has none; a line for
+    the person (what is happening), or None when there was nothing to do."""
+    wanted = env_flag(env, "MEMDIR_PREPARE_RECALL", True)
+    if not (wanted and env_flag(env, "MEMDIR_HOOK_DAEMON", True)):
+        return None
+    if saved(cache_dir) or not _holds_memories(memory_dir):
+        return None
+    sock = recall_client.socket_path(memdir_home)
+    body = {"op": "warm", "memory_dir": str(memory_dir), "cache_dir": str(cache_dir)}
+    try:
+        recall_client.request(sock, {**body, "fingerprint": recall_client.fingerprint()},
+                              timeout=ASK_SECONDS)  # fmt: skip
+    except DaemonTimeoutError:
+        pass  # taken: the daemon answers when the build is done, nobody needs to wait for it
+    except DaemonError:  # none, or another memdir build's: start ours with the build to do
+        log_file = cache_dir / "hooks" / "daemon.log"
+        log_file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        recall_client.spawn(
+            sock, idle_seconds=daemon_idle(env), warm=(memory_dir, cache_dir), log_file=log_file
+        )
+    return (
+        f"recall: building the search index of {memory_dir} in the background "
+        "(the first prompt would otherwise wait for it)"
+    )
+
+
+__all__ = ["prepare"]
