@@ -127,18 +127,23 @@ def hooks(n: int, runs: int, workdir: Path) -> list[dict[str, Any]]:
             shutil.rmtree(derived)
         shutil.rmtree(home / ".memdir" / "cache" / "models", ignore_errors=True)
 
-    def installed() -> None:  # ... and `memdir install` just ran (it starts the index build)
-        fresh()
-        subprocess.run(
-            [*base, "install", "claude-code", "--project"],
-            env=env, cwd=project, capture_output=True, check=True,
-        )  # fmt: skip
+    def installed(pause: float) -> Callable[[], None]:
+        def run() -> None:  # ... and `memdir install` ran `pause` s before (it starts the build)
+            fresh()
+            subprocess.run(
+                [*base, "install", "claude-code", "--project"],
+                env=env, cwd=project, capture_output=True, check=True,
+            )  # fmt: skip
+            time.sleep(pause)
+
+        return run
 
     cases: list[tuple[str, dict[str, str], Callable[[], None] | None]] = [
         ("daemon started by session-start", {}, None),
         ("no daemon (in-process recall)", {"MEMDIR_HOOK_DAEMON": "0"}, None),
         ("fresh install: no index on disk yet", {}, fresh),
-        ("fresh install, `memdir install` just ran", {}, installed),
+        ("fresh install, `memdir install` just ran", {}, installed(0.0)),
+        ("fresh install, `memdir install` 10 s before", {}, installed(10.0)),
     ]
     for label, extra, before in cases:
         walls, carried, cold_sessions = [], 0, []

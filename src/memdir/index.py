@@ -38,7 +38,9 @@ MAX_ENTRYPOINT_CHARS = 25_000
 ENTRY_TARGET_CHARS = 150
 TEAM_PREFIX = "team/"
 LOGS_DIR = "logs"  # the daily logs (memdir.daily_log): a journal, not memories
-UNINDEXED_PREFIXES = (f"{LOGS_DIR}/",)  # never indexed, listed or recalled
+SECTIONS_DIR = "index"  # MEMORY.md's sections once it outgrows its limits (memdir.index_sections)
+# never indexed, listed or recalled
+UNINDEXED_PREFIXES = (f"{LOGS_DIR}/", f"{SECTIONS_DIR}/", f"{TEAM_PREFIX}{SECTIONS_DIR}/")
 
 _ENTRY = re.compile(r"^\s*[-*]\s+\[(?P<title>[^\]]*)\]\((?P<link>[^)\s]+)\)")
 

@@ -26,7 +26,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from memdir import frontmatter, index
+from memdir import frontmatter, index, index_sections
 from memdir.atomic import (
     FileLock,
     atomic_write,
@@ -328,14 +328,17 @@ class MemoryStore:
     # -- MEMORY.md upkeep ----------------------------------------------------------------
     def _index_upsert(self, rel: str, text: str) -> None:
         index.upsert_file_entry(self.root, rel, text)
+        index_sections.settle_for(self.root, rel, text)
 
     def _index_remove(self, rel: str) -> None:
         index.remove_file_entry(self.root, rel)
+        index_sections.settle_for(self.root, rel, None)
 
     def check_index(self) -> builtins.list[index.IndexReport]:
-        """Drift between each MEMORY.md and the current files in its scope (nothing is changed);
-        retired, superseded and expired memories are left out of the index on purpose."""
-        return index.check_dir(self.root, [h.filename for h in current_only(self.scan().headers)])
+        """Drift between each MEMORY.md (with its sections) and the current files in its scope
+        (nothing is changed); retired, superseded and expired memories are left out on purpose."""
+        current = [h.filename for h in current_only(self.scan().headers)]
+        return index_sections.check_dir(self.root, current)
 
     def rebuild_index(self) -> builtins.list[str]:
         """Regenerate entry lines from frontmatter; keep hand-written non-entry lines."""
@@ -343,7 +346,10 @@ class MemoryStore:
         entries = [(h.filename, h.name or Path(h.filename).stem, h.description) for h in headers]
         with self.lock():
             remove_stale_temp_files(self.root)
-            return index.rebuild_entries(self.root, entries)
+            written = index.rebuild_entries(self.root, entries)
+            for index_rel in index_sections.scopes(self.root):
+                written += index_sections.settle(self.root, index_rel, whole=True)
+            return sorted(set(written))
 
 
 def _link_into_place(src: Path, dst: Path, dst_rel: str) -> None:

@@ -61,8 +61,12 @@ def _is_memory_entry(line: str) -> str | None:
     return link
 
 
-def repair(text: str, current: Sequence[IndexEntry], existing: set[str]) -> IndexRepair:
-    """The repaired index for ``text``; ``existing`` holds every file link that exists."""
+def repair(
+    text: str, current: Sequence[IndexEntry], existing: set[str], *, fit: bool = True
+) -> IndexRepair:
+    """The repaired index for ``text``; ``existing`` holds every file link that exists.
+    ``fit``: leave the oldest entries out to stay within the limits (without it the caller
+    keeps the index whole in sections, :mod:`memdir.index_sections`)."""
     by_link = {e.link: e for e in current}
     out: list[tuple[str, str | None]] = []  # (line, link of the entry or None)
     result = IndexRepair(text="")
@@ -92,7 +96,8 @@ def repair(text: str, current: Sequence[IndexEntry], existing: set[str]) -> Inde
             out.pop()
         out += [(_line(e), e.link) for e in missing]
         result.added = [e.link for e in missing]
-    out = _fit(out, by_link, result)
+    if fit:
+        out = _fit(out, by_link, result)
     result.text = "\n".join(line for line, _ in out).rstrip("\n") + "\n" if out else ""
     return result
 

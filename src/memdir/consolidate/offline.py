@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memdir import index
+from memdir import index, index_sections
 from memdir.atomic import atomic_write
 from memdir.consolidate.base import DreamReport
 from memdir.consolidate.logs import DISTILLED_NAME, DistilledRecord
@@ -176,6 +176,11 @@ def apply_plan(
         # Guards ran above and every path is journaled; the indexes are rewritten last, so the
         # store's per-write index upkeep would only be rewritten again (and cost two fsyncs).
         atomic_write(store.path_of(change.rel), change.after)
+    for index_rel in index_sections.scopes(store.root):
+        if index_rel in plan.changes:  # written whole: lay it out in sections again
+            layout = index_sections.layout(store.root, index_rel, whole=True)
+            snap.touch(layout)
+            index_sections.write(store.root, layout)
     if progress is not None:
         progress(total, total, "")
 

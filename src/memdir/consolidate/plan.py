@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memdir import frontmatter, index
+from memdir import frontmatter, index, index_sections
 from memdir.consolidate import applies
 from memdir.consolidate.dates import DateFix, absolutize
 from memdir.consolidate.indexfix import IndexEntry, IndexRepair, repair
@@ -422,9 +422,12 @@ def _repair_indexes(plan: DreamPlan, root: Path, mems: dict[str, _Mem], today: d
         base = root / prefix
         existing = {p.relative_to(base).as_posix() for p in base.rglob("*.md") if p.is_file()}
         before = index.read_entrypoint(root, index_rel)
-        fixed = repair(before, entries, existing)
+        # the whole index, sections' entries included; no entry is cut to fit the limits:
+        # once the dream's index is written, memdir.index_sections lays it out in sections
+        flat = index_sections.expanded(root, index_rel)
+        fixed = repair(flat, entries, existing, fit=False)
         plan.index[index_rel] = fixed
-        if fixed.text != before and (before or entries):
+        if fixed.text != flat and (before or entries):
             reasons = _index_reasons(fixed)
             plan.changes[index_rel] = FileChange(index_rel, before or None, fixed.text, reasons)
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memdir import frontmatter, index
+from memdir import frontmatter, index, index_sections
 from memdir.atomic import atomic_write, deferred_sync
 from memdir.consolidate.snapshot import Snapshots, UndoResult
 from memdir.errors import MemoryNotFoundError, SecretFoundError
@@ -123,6 +123,10 @@ def apply_plan(store: MemoryStore, plan: ImportPlan, snapshots: Snapshots) -> Ap
                         memory = plan.writes[rel]
                         batch.write_text(rel, frontmatter.dump_memory(memory), create_only=True)
                     add_entries(store.root, [e for r in chunk for e in _entry(plan, r)])
+            for index_rel in index_sections.scopes(store.root):
+                layout = index_sections.layout(store.root, index_rel)
+                snap.touch(layout)  # sections made or folded: the undo restores them too
+                index_sections.write(store.root, layout)
         snap.finish(store.root)
     except BaseException:
         snap.finish(store.root)
