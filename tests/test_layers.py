@@ -19,6 +19,7 @@ CORE = {
     "recovery",
     "repair",
     "index",
+    "index_sections",
     "scan",
     "age",
     "transcripts",

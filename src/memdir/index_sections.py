@@ -283,10 +283,21 @@ def scopes(root: Path) -> list[str]:
 def expanded(root: Path, index_rel: str = ENTRYPOINT_NAME) -> str:
     """The scope's index as one flat text (MEMORY.md with its sections' entries in place of
     their lines): what a rewrite of the whole index starts from."""
-    others, entries, at, _ = _read(root, index_rel)
-    place = len(others) if at is None else at
-    lines = [*others[:place], *(e.line for e in entries), *others[place:]]
-    return "\n".join(lines) + "\n" if lines else ""
+    text = read_entrypoint(root, index_rel)
+    _, entries, _, listed = _read(root, index_rel)
+    if not _section_files(root / index_rel[: -len(ENTRYPOINT_NAME)]):
+        return text  # flat already: exactly as it is
+    out: list[str] = []
+    rest = [e.line for e in entries[listed:]]
+    for line in text.splitlines():
+        link = entry_link(line)
+        if link is not None and link.startswith(SECTIONS_DIR + "/"):
+            out += rest  # the sections' entries where their first line stood
+            rest = []
+            continue
+        out.append(line)
+    out += rest
+    return "\n".join(out) + "\n" if out else ""
 
 
 def check_dir(root: Path, memory_rels: list[str]) -> list[IndexReport]:

@@ -1,0 +1,138 @@
+"""MEMORY.md stays whole at any number of memories (issue #39): past its flat size it keeps the
+user and feedback entries and one line per section; every memory is listed exactly once."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from memdir import index_sections
+from memdir.index import MAX_ENTRYPOINT_CHARS, MAX_ENTRYPOINT_LINES, entries
+from memdir.model import Memory
+from memdir.store import MemoryStore
+
+TYPES = ("user", "feedback", "project", "reference")
+
+
+def _fill(store: MemoryStore, n: int, start: int = 0) -> list[str]:
+    rels = []
+    for i in range(start, start + n):
+        kind = TYPES[i % 4]
+        m = store.create(f"Fact {i:04d} about area {i % 9}", f"what fact {i} says", kind, f"{i}\n")
+        rels.append(m.path)
+    return rels
+
+
+def _within_limits(text: str) -> bool:
+    return len(text.strip().splitlines()) <= MAX_ENTRYPOINT_LINES and len(text) <= (
+        MAX_ENTRYPOINT_CHARS
+    )
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> MemoryStore:
+    return MemoryStore(tmp_path / "mem")
+
+
+def test_a_big_dir_keeps_an_index_within_its_limits_that_lists_every_memory(
+    store: MemoryStore,
+) -> None:
+    (store.root).mkdir(parents=True)
+    (store.root / "MEMORY.md").write_text("# My memory\n\nNotes I wrote myself.\n")
+    rels = _fill(store, 420)
+    text = (store.root / "MEMORY.md").read_text()
+    assert _within_limits(text)
+    assert text.startswith("# My memory\n\nNotes I wrote myself.\n")  # a person's lines kept
+    listed = index_sections.entries(store.root)
+    assert sorted(listed) == sorted(rels) and len(listed) == len(set(listed))
+    # what governs how to work with the person stays in every prompt
+    inline = entries(text)
+    assert any(link.startswith("index/") for link in inline)
+    kinds = {store.read(link).type for link in inline if not link.startswith("index/")}
+    assert kinds <= {"user", "feedback"} and kinds
+    for section in (store.root / "index").iterdir():
+        assert _within_limits(section.read_text())
+    [report] = store.check_index()
+    assert report.ok, report
+    # sections are not memories: nothing else is listed, scanned or recalled
+    assert len(store.scan(limit=None).headers) == 420
+
+
+def test_updates_and_retirements_land_in_the_right_section(store: MemoryStore) -> None:
+    rels = _fill(store, 300)
+    project = next(r for r in rels if store.read(r).type == "project")
+    assert project not in entries((store.root / "MEMORY.md").read_text())
+
+    def describe(m: Memory) -> Memory:
+        m.description = "the new description of this fact"
+        return m
+
+    store.update(project, describe)
+    sections = "".join(p.read_text() for p in (store.root / "index").iterdir())
+    assert "the new description of this fact" in sections
+    assert index_sections.entries(store.root).count(project) == 1
+    store.delete(project)
+    assert project not in index_sections.entries(store.root)
+    assert store.check_index()[0].ok
+
+
+def test_an_entry_an_agent_appended_is_taken_into_the_layout(store: MemoryStore) -> None:
+    _fill(store, 200)
+    # a host agent writes a memory file and a pointer line with its own file tools
+    (store.root / "deploy_notes.md").write_text(
+        "---\nname: Deploy notes\ndescription: how deploys run\ntype: project\n---\nfly\n"
+    )
+    with (store.root / "MEMORY.md").open("a") as fh:
+        fh.write("- [Deploy notes](deploy_notes.md) — how deploys run\n")
+    store.create("One more", "another fact", "project", "x\n")  # any write settles the index
+    text = (store.root / "MEMORY.md").read_text()
+    assert "deploy_notes.md" not in entries(text)  # a project memory: moved into its section
+    assert index_sections.entries(store.root).count("deploy_notes.md") == 1
+
+
+def test_the_sections_fold_back_when_the_memories_fit_again(store: MemoryStore) -> None:
+    rels = _fill(store, 200)
+    assert (store.root / "index").is_dir()
+    for rel in rels[:120]:
+        store.delete(rel)
+    assert not (store.root / "index").exists()
+    text = (store.root / "MEMORY.md").read_text()
+    assert sorted(entries(text)) == sorted(rels[120:])
+
+
+def test_rebuild_lays_out_a_huge_hand_made_index(store: MemoryStore) -> None:
+    rels = _fill(store, 100)
+    # a MEMORY.md another tool wrote: 2,000 lines of which 100 real
+    junk = [f"- [gone {i}](gone_{i}.md) — nothing" for i in range(1900)]
+    (store.root / "MEMORY.md").write_text("\n".join(junk) + "\n")
+    _fill(store, 100, start=100)
+    store.rebuild_index()
+    text = (store.root / "MEMORY.md").read_text()
+    assert _within_limits(text)
+    assert sorted(index_sections.entries(store.root)) == sorted(
+        rels + [f"fact_{i:04d}_about_area_{i % 9}.md" for i in range(100, 200)]
+    )
+    assert store.check_index()[0].ok
+
+
+def test_hostile_section_files_are_not_followed(store: MemoryStore, tmp_path: Path) -> None:
+    _fill(store, 160)
+    outside = tmp_path / "outside.md"
+    outside.write_text("- [secret](../../secret.md) — from outside\n")
+    os.symlink(outside, store.root / "index" / "other.md")
+    os.mkfifo(store.root / "index" / "reference-9.md")
+    store.create("After", "a write after the tampering", "project", "x\n")  # does not hang
+    listed = index_sections.entries(store.root)
+    assert "../secret.md" not in listed and "secret.md" not in listed
+    assert len(listed) == 161
+
+
+def test_team_scope_has_its_own_sections(store: MemoryStore) -> None:
+    for i in range(170):
+        store.create(f"Team fact {i}", f"shared fact {i}", "project", "x\n", rel=f"team/t{i}.md")
+    team_index = (store.root / "team" / "MEMORY.md").read_text()
+    assert _within_limits(team_index) and "index/project.md" in team_index
+    assert (store.root / "team" / "index" / "project.md").is_file()
+    assert len(index_sections.entries(store.root, "team/MEMORY.md")) == 170
