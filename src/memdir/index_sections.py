@@ -320,6 +320,20 @@ def entries(root: Path, index_rel: str = ENTRYPOINT_NAME) -> list[str]:
     return [e.link for e in _read(root, index_rel)[1]]
 
 
+def describe(root: Path, index_rel: str = ENTRYPOINT_NAME) -> str:
+    """One line on how the scope's index is organised (for ``memdir import`` and ``doctor``)."""
+    prefix = index_rel[: -len(ENTRYPOINT_NAME)]
+    _, found, _, listed = _read(root, index_rel)
+    sections = _section_files(root / prefix)
+    if not sections:
+        return f"{index_rel} lists all {listed} memories"
+    names = ", ".join(f"{SECTIONS_DIR}/{n}" for n in sections)
+    return (
+        f"{index_rel} lists {listed} memories itself and {len(sections)} section files "
+        f"({names}) with the other {len(found) - listed}, one line each in {index_rel}"
+    )
+
+
 def fits(text: str) -> bool:
     """A MEMORY.md text within what a prompt loads."""
     lines = text.strip().split("\n")
@@ -330,6 +344,7 @@ __all__ = [
     "FLAT_ENTRIES",
     "SECTION_ENTRIES",
     "check_dir",
+    "describe",
     "entries",
     "expanded",
     "fits",

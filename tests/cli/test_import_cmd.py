@@ -252,3 +252,35 @@ def test_an_import_killed_midway_is_undone_whole(run: Run, tmp_path: Path) -> No
     code, _, err = run("import", "--undo", "--force")
     assert code == 0, err
     assert run.files() == before
+
+
+def test_a_big_import_leaves_an_index_within_its_limits_and_undo_removes_it(
+    run: Run, tmp_path: Path
+) -> None:
+    """Issue #39.1: 2,295 imported memories made a MEMORY.md of 2,295 lines; doctor exited 1
+    and the prompt loaded a random prefix of it."""
+    jsonl = tmp_path / "memory.jsonl"
+    areas = ["billing", "search", "deploys", "auth", "payments", "mobile", "data", "infra"]
+    rows = [
+        {
+            "type": "entity",
+            "name": f"{areas[i % 8]}-component-{i}",
+            "entityType": "component",
+            "observations": [f"Component {i} of {areas[i % 8]} runs on port {8000 + i}"],
+        }
+        for i in range(600)
+    ]
+    jsonl.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = run.json("import", "mcp-memory", str(jsonl))
+    assert result["counts"]["write"] == 600
+    assert "section files" in result["index"]
+    index = (run.mem / "MEMORY.md").read_text()
+    assert len(index.splitlines()) <= 200 and len(index) <= 25_000
+    code, out, _ = run("prompt")
+    assert code == 0 and "Only part of it was loaded" not in out
+    assert "index/project.md" in out  # the agent is shown where the rest is listed
+    code, out, err = run("doctor")
+    assert code == 0, out + err
+    code, out, _ = run("import", "--undo")
+    assert code == 0
+    assert not (run.mem / "index").exists() and run.files() == {}

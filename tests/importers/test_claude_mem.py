@@ -118,3 +118,25 @@ def test_a_json_file_that_is_not_an_export_is_refused(tmp_path: Path) -> None:
     path.write_text('{"memories": []}')
     with pytest.raises(ImportSourceError, match="not a claude-mem export"):
         read(path)
+
+
+def test_what_claude_mem_marks_sensitive_is_skipped_without_its_text(tmp_path: Path) -> None:
+    """Issue #39.4: a client's revenue and a CFO's address came in as a project memory."""
+    conn = create_db(tmp_path / "c.db")
+    add_observation(
+        conn, type="sensitive", title="Acme revenue", narrative="Acme's Q3 revenue was $4.1M."
+    )
+    add_observation(
+        conn, type="security_note", title="CFO address", narrative="The CFO lives at 12 Elm St."
+    )
+    add_observation(conn, type="security_alert", title="Leaked key", narrative="A key leaked.")
+    add_observation(conn, type="question", title="Open question", narrative="Why is CI slow?")
+    add_observation(conn, type="discovery", title="CI cache", narrative="CI caches node_modules.")
+    conn.commit()
+    *skipped, kept = read(tmp_path / "c.db")
+    assert kept.skip is None and "node_modules" in kept.body
+    assert [s.skip.split(":")[0] for s in skipped] == ["sensitive"] * 3 + [
+        "not a decision or discovery"
+    ]
+    for item in skipped[:3]:  # the report names the record, never its text
+        assert "Acme" not in item.name + item.skip and "Elm" not in item.name + item.skip

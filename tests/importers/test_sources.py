@@ -148,3 +148,23 @@ def test_claude_code_reads_every_project_but_not_logs_or_symlinks(tmp_path: Path
     outside.write_text("---\nname: outside\n---\nnot in the dir\n")
     (project / "link.md").symlink_to(outside)
     assert read("claude-code", tmp_path / "projects") == []
+
+
+@pytest.mark.parametrize("source", ["basic-memory", "claude-code"])
+def test_a_fifo_named_like_a_note_is_skipped_with_a_reason(tmp_path: Path, source: str) -> None:
+    """Issue #39.5: the directory walks read every ``.md`` with a blocking read and hung."""
+    import os
+
+    from tests.fifo import returns_promptly
+
+    root = tmp_path / "notes" if source == "basic-memory" else tmp_path / "proj" / "memory"
+    root.mkdir(parents=True)
+    (root / "deploys.md").write_text(
+        "---\nname: Deploys\ndescription: how deploys run\ntype: project\n---\n"
+        "- [decision] Deploys go through fly.io\n"
+    )
+    os.mkfifo(root / "pipe.md")
+    items = returns_promptly(lambda: list(get_source(source).read(root)), [root / "pipe.md"])
+    by_id = {item.source_id.rsplit("/", 1)[-1]: item for item in items}
+    assert by_id["deploys.md"].skip is None
+    assert by_id["pipe.md"].skip is not None and "regular file" in by_id["pipe.md"].skip

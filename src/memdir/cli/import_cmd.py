@@ -90,7 +90,10 @@ def cmd_import(ctx: CliContext) -> int:
     }
     text = _text(plan, counts, args.dry_run, payload["snapshot"])
     if outcome.applied is not None:
-        text = _prepare_recall(ctx, payload, text)
+        from memdir.index_sections import describe
+
+        payload["index"] = describe(store.root)
+        text = _prepare_recall(ctx, payload, f"{text}\nindex: {payload['index']}")
     ctx.out.data(payload, text)
     return 0
 

@@ -24,6 +24,7 @@ Invariants:
 from __future__ import annotations
 
 import builtins
+import contextlib
 import datetime as dt
 import io
 import json
@@ -39,7 +40,7 @@ from typing import Any
 from memdir.atomic import FILE_MODE, atomic_write, content_hash, ensure_dir, fsync_dir
 from memdir.consolidate.logs import DISTILLED_NAME
 from memdir.errors import ConflictError, MemoryNotFoundError, UnsafePathError
-from memdir.index import LOGS_DIR
+from memdir.index import LOGS_DIR, SECTIONS_DIR
 from memdir.scan import ScanResult
 from memdir.store import MemoryStore
 
@@ -271,6 +272,10 @@ class Snapshots:
                     path.unlink()
                     fsync_dir(path.parent)
                     removed.append(rel)
+            for rel in {r.rsplit("/", 1)[0] for r in removed if "/" in r}:
+                if rel.rsplit("/", 1)[-1] == SECTIONS_DIR:  # MEMORY.md's sections, all undone
+                    with contextlib.suppress(OSError):
+                        os.rmdir(self.store.path_of(rel))
             safety.finish(root)
             snap.manifest["undone"] = dt.datetime.now(dt.UTC).isoformat()
             snap._save()

@@ -22,6 +22,7 @@ from memdir.errors import ImportSourceError, MemdirError
 from memdir.importers.base import MAX_ITEM_CHARS, Item, first_sentence, iso_date, one_line
 from memdir.importers.facts import describe
 from memdir.model import MemoryType
+from memdir.pathsafe import read_regular
 
 _OBSERVATION = re.compile(r"^\s*[-*]\s+\[(?P<cat>[^\]]+)\]\s+(?P<text>.+)$")
 _CATEGORY_TYPES = {
@@ -63,7 +64,8 @@ class BasicMemorySource:
         try:
             if file.stat().st_size > MAX_ITEM_CHARS * 4:
                 raise MemdirError(f"{file.stat().st_size} bytes, too large for one memory")
-            parsed = frontmatter.parse(file.read_bytes().decode("utf-8"), source=file, lenient=True)
+            raw = read_regular(file, limit=MAX_ITEM_CHARS * 4)  # a FIFO is refused, not read
+            parsed = frontmatter.parse(raw.decode("utf-8"), source=file, lenient=True)
         except (MemdirError, OSError, UnicodeDecodeError) as exc:
             why = exc.reason if isinstance(exc, UnicodeDecodeError) else str(exc)
             return Item(self.name, rel, MemoryType.PROJECT, rel, "", "", skip=f"unreadable: {why}")

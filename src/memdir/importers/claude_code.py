@@ -20,6 +20,7 @@ from memdir.errors import ImportSourceError, MemdirError
 from memdir.extract.rules import infer_type
 from memdir.importers.base import MAX_ITEM_CHARS, Item, first_sentence, iso_date, title_of
 from memdir.model import MemoryType
+from memdir.pathsafe import read_regular
 
 _PROVENANCE = frozenset({"source", "source_id", "imported_at", "merged_from", "name"})
 
@@ -73,7 +74,7 @@ class ClaudeCodeSource:
         try:
             if file.stat().st_size > MAX_ITEM_CHARS * 4:
                 raise MemdirError(f"{file.stat().st_size} bytes, too large for one memory")
-            text = file.read_bytes().decode("utf-8")
+            text = read_regular(file, limit=MAX_ITEM_CHARS * 4).decode("utf-8")  # never a FIFO
             memory = frontmatter.parse_memory(text, rel, source=file)
         except (MemdirError, OSError, UnicodeDecodeError) as exc:
             why = exc.reason if isinstance(exc, UnicodeDecodeError) else str(exc)

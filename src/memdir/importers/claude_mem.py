@@ -11,7 +11,9 @@ one line: memdir will not guess at a layout it has not read.
 
 Mapping: an observation of type ``decision`` or ``discovery`` is a project memory (its title
 names it, its subtitle says when it matters, its narrative and facts are the body); ``bugfix``,
-``feature``, ``refactor`` and ``change`` records are git history and are skipped (counted). A
+``feature``, ``refactor`` and ``change`` records are git history and are skipped (counted), so
+are what claude-mem marks ``sensitive``, ``security_alert`` or ``security_note`` (without their
+text in the report) and any other type. A
 session summary's ``learned`` is a project memory; its ``request``, ``completed`` and
 ``next_steps`` are task state and are skipped. The database is opened read-only.
 """
@@ -43,6 +45,9 @@ from memdir.model import MemoryType
 
 KNOWN_VERSION = 49
 _CHANGE_TYPES = frozenset({"bugfix", "feature", "refactor", "change"})
+_KEPT_TYPES = frozenset({"decision", "discovery"})
+# what claude-mem itself marks as not to be repeated: a client's figures, a person's address
+_SENSITIVE_TYPES = frozenset({"sensitive", "security_alert", "security_note"})
 _CAP = MAX_ITEM_CHARS + 1  # longer columns are cut in SQL: a row of megabytes is never loaded
 _TEXT_COLUMNS = ("title", "subtitle", "narrative", "text", "facts", "concepts")
 
@@ -174,11 +179,16 @@ class ClaudeMemSource:
         facts = _list(row.get("facts"))
         created = iso_date(row.get("created_at")) or iso_date(row.get("created_at_epoch"))
         extra = {"source_type": kind or None, "source_project": row.get("project")}
+        skip = None
         if kind in _CHANGE_TYPES:
             skip = f"git history: a claude-mem '{kind}' record (the code and git log hold it)"
-            return Item(
-                self.name, source_id, MemoryType.PROJECT, title or source_id, "", "", skip=skip
-            )
+        elif kind in _SENSITIVE_TYPES:
+            skip = f"sensitive: claude-mem marked it '{kind}' (its text is not imported)"
+        elif kind and kind not in _KEPT_TYPES:
+            skip = f"not a decision or discovery: a claude-mem '{kind}' record"
+        if skip is not None:
+            shown = source_id if kind in _SENSITIVE_TYPES else title or source_id
+            return Item(self.name, source_id, MemoryType.PROJECT, shown, "", "", skip=skip)
         statement = narrative or " ".join(facts) or title
         if not statement:
             return Item(
