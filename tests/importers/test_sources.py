@@ -23,10 +23,70 @@ def test_gemini_reads_only_the_added_memories_section(tmp_path: Path) -> None:
     assert len(items) == 7
     assert items[0].body.startswith("Always start and restart the server in the background.")
     assert all(i.source == "gemini" for i in items)
-    other = tmp_path / "GEMINI.md"
-    other.write_text("# Project\n\n- a bullet that is context, not a memory\n")
-    with pytest.raises(ImportSourceError, match="no '## Gemini Added Memories' section"):
-        read("gemini", other)
+    empty = tmp_path / "memory"
+    empty.mkdir()
+    (empty / "notes.txt").write_text("not a memory file\n")
+    with pytest.raises(ImportSourceError, match="holds no Gemini CLI memory"):
+        read("gemini", tmp_path)
+
+
+GEMINI_HOME = FIXTURES / "gemini-0.61" / ".gemini"
+
+
+def test_gemini_0_44_and_later_free_form_files_and_private_project_memory() -> None:
+    """Issue #39.2: Gemini CLI >= 0.44 has no save_memory; both files failed with "has no
+    '## Gemini Added Memories' section"."""
+    items = read("gemini", GEMINI_HOME)
+    by_fact = {i.fact: i for i in items}
+    assert {i.skip for i in items} == {None}
+    personal = by_fact["I prefer pytest over unittest in every Python project."]
+    assert personal.type != MemoryType.PROJECT and "personal memory" in personal.body
+    assert "My editor is Neovim with LazyVim; never suggest VS Code settings." in by_fact
+    port = by_fact["On my machine the Postgres container listens on port 55432, not 5432."]
+    assert port.extra["source_project"] == "/home/ana/src/payments-api"  # from projects.json
+    runbook = next(i for i in items if i.source_id.endswith("release-runbook.md"))
+    assert runbook.name == "Release runbook" and "git tag -s" in runbook.body
+    assert runbook.description == "how I cut a release from my laptop"  # the pointer's words
+    assert any(i.source_id.endswith("sandbox-accounts.md") for i in items)  # not pointed at
+    assert len(items) == 3 + 2 + 2  # no heading, no pointer line, no file twice
+    # the same folder, or its MEMORY.md, read on their own
+    folder = GEMINI_HOME / "tmp" / "payments-api" / "memory"
+    assert len(read("gemini", folder)) == len(read("gemini", folder / "MEMORY.md")) == 4
+
+
+def test_gemini_default_follows_gemini_cli_home(tmp_path: Path) -> None:
+    source = get_source("gemini")
+    assert source.default_path(tmp_path, {}) == tmp_path / ".gemini"
+    custom = {"GEMINI_CLI_HOME": str(tmp_path / "alt")}
+    assert source.default_path(tmp_path, custom) == tmp_path / "alt" / ".gemini"
+
+
+@pytest.mark.parametrize(
+    ("source", "variable", "value", "expected"),
+    [
+        ("claude-code", "CLAUDE_CONFIG_DIR", "cc", "cc/projects"),
+        ("claude-mem", "CLAUDE_MEM_DATA_DIR", "cm", "cm/claude-mem.db"),
+        ("codex", "CODEX_HOME", "cx", "cx/memories"),
+        ("basic-memory", "BASIC_MEMORY_HOME", "bm", "bm"),
+    ],
+)
+def test_import_defaults_follow_the_hosts_own_location_variables(
+    tmp_path: Path, source: str, variable: str, value: str, expected: str
+) -> None:
+    """Issue #39.10."""
+    env = {variable: str(tmp_path / value)}
+    assert get_source(source).default_path(tmp_path, env) == tmp_path / expected
+
+
+def test_basic_memory_default_is_its_configured_default_project(tmp_path: Path) -> None:
+    config = tmp_path / ".basic-memory" / "config.json"
+    config.parent.mkdir()
+    config.write_text(
+        json.dumps({"default_project": "work", "projects": {"main": "/x", "work": "/kb/work"}})
+    )
+    assert get_source("basic-memory").default_path(tmp_path, {}) == Path("/kb/work")
+    config.write_text("{not json")
+    assert get_source("basic-memory").default_path(tmp_path, {}) == tmp_path / "basic-memory"
 
 
 def test_gemini_section_ends_at_the_next_heading(tmp_path: Path) -> None:

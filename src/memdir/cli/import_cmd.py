@@ -67,7 +67,9 @@ def cmd_import(ctx: CliContext) -> int:
 
     home = Path(ctx.env["HOME"]) if ctx.env.get("HOME") else Path.home()
     path = args.path if args.path is None or args.path.is_absolute() else ctx.cwd / args.path
-    outcome = run_import(store, args.source, path, snapshots, home=home, dry_run=args.dry_run)
+    outcome = run_import(
+        store, args.source, path, snapshots, home=home, env=ctx.env, dry_run=args.dry_run
+    )
     plan = outcome.plan
     counts = plan.counts()
     payload: dict[str, Any] = {

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -53,7 +53,9 @@ class Source(Protocol):
 
     name: str
 
-    def default_path(self, home: Path) -> Path: ...
+    def default_path(self, home: Path, env: Mapping[str, str]) -> Path:
+        """Where the tool keeps it for this user (``env``: the tool's own location variables)."""
+        ...
 
     def read(self, path: Path) -> Iterator[Item]: ...
 

@@ -11,10 +11,11 @@ Files reached through symlinks, hidden files and anything that is not Markdown a
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from memdir import frontmatter
@@ -46,8 +47,8 @@ def _type(categories: Counter[str], note_type: object) -> MemoryType:
 class BasicMemorySource:
     name = "basic-memory"
 
-    def default_path(self, home: Path) -> Path:
-        return home / "basic-memory"
+    def default_path(self, home: Path, env: Mapping[str, str]) -> Path:
+        return configured_project(home, env)
 
     def read(self, path: Path) -> Iterator[Item]:
         if not path.is_dir():
@@ -101,3 +102,24 @@ def _first_text(body: str) -> str:
         if text:
             return first_sentence(text)
     return ""
+
+
+def configured_project(home: Path, env: Mapping[str, str]) -> Path:
+    """basic-memory's default project: ``default_project`` in its ``config.json``, else
+    ``BASIC_MEMORY_HOME``, else ``~/basic-memory`` (what basic-memory itself falls back to)."""
+    config_dir = env.get("BASIC_MEMORY_CONFIG_DIR", "").strip()
+    config = (
+        Path(config_dir).expanduser() if config_dir else home / ".basic-memory"
+    ) / "config.json"
+    try:
+        data = json.loads(read_regular(config, limit=1 << 20).decode("utf-8"))
+        projects = data.get("projects") or {}
+        chosen = projects.get(data.get("default_project") or "main")
+        if isinstance(chosen, dict):  # newer versions keep {"path": ...} per project
+            chosen = chosen.get("path")
+        if isinstance(chosen, str) and chosen:
+            return Path(chosen).expanduser()
+    except (OSError, ValueError, AttributeError):
+        pass  # no config, or one this reader does not know: basic-memory's own fallbacks
+    main = env.get("BASIC_MEMORY_HOME", "").strip()
+    return Path(main).expanduser() if main else home / "basic-memory"

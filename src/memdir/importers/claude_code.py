@@ -12,7 +12,7 @@ directory) are not read.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from memdir import frontmatter
@@ -55,8 +55,9 @@ def _files(root: Path) -> Iterator[str]:
 class ClaudeCodeSource:
     name = "claude-code"
 
-    def default_path(self, home: Path) -> Path:
-        return home / ".claude" / "projects"
+    def default_path(self, home: Path, env: Mapping[str, str]) -> Path:
+        config = env.get("CLAUDE_CONFIG_DIR", "").strip()
+        return (Path(config).expanduser() if config else home / ".claude") / "projects"
 
     def read(self, path: Path) -> Iterator[Item]:
         if not path.is_dir():

@@ -131,8 +131,9 @@ def _list(value: object) -> list[str]:
 class ClaudeMemSource:
     name = "claude-mem"
 
-    def default_path(self, home: Path) -> Path:
-        return home / ".claude-mem" / "claude-mem.db"
+    def default_path(self, home: Path, env: Mapping[str, str]) -> Path:
+        data = env.get("CLAUDE_MEM_DATA_DIR", "").strip()
+        return (Path(data).expanduser() if data else home / ".claude-mem") / "claude-mem.db"
 
     def read(self, path: Path) -> Iterator[Item]:
         if path.suffix.lower() == ".json":

@@ -9,7 +9,7 @@ them are already in ``MEMORY.md``; ``memory_summary.md`` is a digest of ``MEMORY
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from memdir.errors import ImportSourceError
@@ -26,8 +26,9 @@ _SESSION_INPUT = "ephemeral task state: Codex's per-session input, consolidated 
 class CodexSource:
     name = "codex"
 
-    def default_path(self, home: Path) -> Path:
-        return home / ".codex" / "memories"
+    def default_path(self, home: Path, env: Mapping[str, str]) -> Path:
+        codex_home = env.get("CODEX_HOME", "").strip()
+        return (Path(codex_home).expanduser() if codex_home else home / ".codex") / "memories"
 
     def read(self, path: Path) -> Iterator[Item]:
         if not path.is_dir():

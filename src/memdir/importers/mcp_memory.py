@@ -13,7 +13,7 @@ URL a reference, anything else a project memory.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -67,7 +67,7 @@ def _digest(text: str) -> str:
 class McpMemorySource:
     name = "mcp-memory"
 
-    def default_path(self, home: Path) -> Path:
+    def default_path(self, home: Path, env: Mapping[str, str]) -> Path:
         return Path("memory.jsonl")
 
     def read(self, path: Path) -> Iterator[Item]:

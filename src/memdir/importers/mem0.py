@@ -11,7 +11,7 @@ user and no agent is a user memory ("Prefers window seats" → "User prefers win
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +48,7 @@ def _about_user(text: str) -> str:
 class Mem0Source:
     name = "mem0"
 
-    def default_path(self, home: Path) -> Path:
+    def default_path(self, home: Path, env: Mapping[str, str]) -> Path:
         return Path("mem0-export.json")
 
     def read(self, path: Path) -> Iterator[Item]:

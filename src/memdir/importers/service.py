@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import importlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,12 +45,14 @@ def run_import(
     snapshots: Snapshots,
     *,
     home: Path,
+    env: Mapping[str, str] | None = None,
     dry_run: bool = False,
     today: dt.date | None = None,
 ) -> ImportOutcome:
-    """Import ``path`` (or the source's usual place under ``home``) into ``store``'s dir."""
+    """Import ``path`` (or the source's usual place under ``home``, where the tool's own
+    location variables in ``env`` point) into ``store``'s dir."""
     source = get_source(source_name)
-    where = Path(path).expanduser() if path is not None else source.default_path(home)
+    where = Path(path).expanduser() if path is not None else source.default_path(home, env or {})
     items = list(source.read(where))
     plan = plan_import(store, source_name, str(where), items, today=today)
     if dry_run:
