@@ -228,3 +228,42 @@ def test_a_fifo_named_like_a_note_is_skipped_with_a_reason(tmp_path: Path, sourc
     by_id = {item.source_id.rsplit("/", 1)[-1]: item for item in items}
     assert by_id["deploys.md"].skip is None
     assert by_id["pipe.md"].skip is not None and "regular file" in by_id["pipe.md"].skip
+
+
+def test_one_bad_observation_does_not_drop_its_entity(tmp_path: Path) -> None:
+    """Issue #39.3: an entity with five observations, one holding a token, was skipped whole
+    (its facts and its relation lost); a 70 KB observation did the same."""
+    from memdir.importers.plan import plan_import
+    from memdir.store import MemoryStore
+
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    entity = {
+        "type": "entity",
+        "name": "payments-service",
+        "entityType": "service",
+        "observations": [
+            "Written in Python 3.12 with FastAPI",
+            "Uses Postgres 16 for the ledger",
+            f"The deploy token is {token}",
+            "x" * 70_000,
+            "Owned by the billing team",
+        ],
+    }
+    relation = {
+        "type": "relation",
+        "from": "payments-service",
+        "relationType": "calls",
+        "to": "ledger",
+    }
+    path = tmp_path / "memory.jsonl"
+    path.write_text(json.dumps(entity) + "\n" + json.dumps(relation) + "\n")
+    items = read("mcp-memory", path)
+    plan = plan_import(MemoryStore(tmp_path / "mem"), "mcp-memory", str(path), items)
+    [kept] = [v for v in plan.verdicts if v.action == "write"]
+    body = plan.writes[kept.target].body
+    assert "FastAPI" in body and "Postgres 16" in body and "billing team" in body
+    assert "calls [[ledger]]" in body
+    assert token not in body and "x" * 1000 not in body
+    left_out = [v for v in plan.verdicts if v.action == "skip"]
+    assert sorted(v.kind for v in left_out) == ["credential", "source"]
+    assert all(token not in f"{v.name} {v.reason} {v.source_id}" for v in left_out)

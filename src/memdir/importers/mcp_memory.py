@@ -21,6 +21,7 @@ from memdir.errors import ImportSourceError
 from memdir.importers.base import MAX_ITEM_CHARS, Item, load_json, one_line, read_text
 from memdir.importers.keep import not_to_keep
 from memdir.model import MemoryType
+from memdir.team.secrets import scan
 
 _USER = frozenset({"person", "user", "people", "human", "developer", "me"})
 _TASK = frozenset({"task", "todo", "session", "milestone"})
@@ -58,6 +59,10 @@ def _type(kind: str) -> MemoryType:
     if low in _REFERENCE:
         return MemoryType.REFERENCE
     return MemoryType.PROJECT
+
+
+# one observation this long is left out on its own (an entity's memory stays a note)
+MAX_OBSERVATION_CHARS = MAX_ITEM_CHARS // 8
 
 
 def _digest(text: str) -> str:
@@ -113,11 +118,27 @@ class McpMemorySource:
                 if not isinstance(text, str) or not text.strip():
                     continue
                 flat = " ".join(text.split())
-                if why := not_to_keep(flat):
-                    sid = f"entity:{name}#{_digest(flat)}"
+                part = f"entity:{name}#{_digest(flat)}"
+                if len(flat) > MAX_OBSERVATION_CHARS:  # left out alone: the rest is kept
+                    long = f"an observation of {len(flat)} characters, left out of {name!r}"
+                    skipped.append(
+                        Item(self.name, part, MemoryType.PROJECT, part, "", "", skip=long)
+                    )
+                elif scan(flat):  # judged alone too: the plan refuses it as a credential
+                    skipped.append(
+                        Item(self.name, part, MemoryType.PROJECT, f"an observation of {name}",
+                             f"left out of {name}", flat, filter=False)
+                    )  # fmt: skip
+                elif why := not_to_keep(flat):
                     skipped.append(
                         Item(
-                            self.name, sid, MemoryType.PROJECT, one_line(flat, 80), "", "", skip=why
+                            self.name,
+                            part,
+                            MemoryType.PROJECT,
+                            one_line(flat, 80),
+                            "",
+                            "",
+                            skip=why,
                         )
                     )
                 elif flat not in entity.observations:
