@@ -187,7 +187,14 @@ def test_export_then_import_bundle_restores_byte_for_byte_and_undoes(
     assert run.files() == {rel: text.encode() for rel, text in files.items()}
     again = run.json("import", "bundle", str(archive))  # a re-run changes nothing
     assert again["result"]["written"] == [] and len(again["result"]["skipped"]) == len(files)
-    run.json("import", "--undo", result["snapshot"])
+    assert again["snapshot"] is None  # ... and records no run (issue #39.7)
+    code, _, err = run("import", "bundle", str(tmp_path / "missing.tar.gz"))
+    assert code != 0 and "missing.tar.gz" in err
+    [listed] = run.json("import", "--runs")["runs"]  # the one run that wrote something
+    assert listed["id"] == result["snapshot"] and listed["counts"]["write"] == len(files)
+    code, out, _ = run("import", "--runs")
+    assert f"({len(files)} written)" in out
+    run.json("import", "--undo")  # the last import that wrote something
     assert run.files() == {}
 
 

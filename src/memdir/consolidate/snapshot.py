@@ -238,6 +238,10 @@ class Snapshots:
         what = f"snapshot {snapshot_id}" if snapshot_id else "dream snapshot to undo"
         raise MemoryNotFoundError(f"no {what} in {self.directory}")
 
+    def discard(self, snap: Snapshot) -> None:
+        """Forget a snapshot of a run that changed nothing (it is not a run to undo)."""
+        shutil.rmtree(snap.dir, ignore_errors=True)
+
     def undo(self, snapshot_id: str | None = None, *, force: bool = False) -> UndoResult:
         """Put every path the dream touched back as the snapshot holds it."""
         snap = self.get(snapshot_id)

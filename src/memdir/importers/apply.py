@@ -138,13 +138,22 @@ def apply_plan(store: MemoryStore, plan: ImportPlan, snapshots: Snapshots) -> Ap
 def undo_import(
     snapshots: Snapshots, snapshot_id: str | None = None, *, force: bool = False
 ) -> UndoResult:
-    """Put the memory dir back as it was before an import (the last one by default)."""
+    """Put the memory dir back as it was before an import (by default the last one that wrote
+    something and is not undone yet)."""
+    if snapshot_id is None:
+        wrote = [r for r in import_runs(snapshots, limit=1000) if not r["undone"] and _wrote(r)]
+        snapshot_id = wrote[0]["id"] if wrote else "(none)"
     try:
         snapshots.get(snapshot_id)
     except MemoryNotFoundError:
-        what = f"import {snapshot_id}" if snapshot_id else "import to undo"
+        what = "import to undo" if snapshot_id == "(none)" else f"import {snapshot_id}"
         raise MemoryNotFoundError(f"no {what} (see memdir import --runs)") from None
     return snapshots.undo(snapshot_id, force=force)
+
+
+def _wrote(run: dict[str, Any]) -> bool:
+    """It wrote something, or may have: a run killed midway never recorded its counts."""
+    return bool(run["counts"].get("write")) or not run["finished"]
 
 
 def import_runs(snapshots: Snapshots, limit: int = 10) -> list[dict[str, Any]]:
@@ -162,6 +171,7 @@ def import_runs(snapshots: Snapshots, limit: int = 10) -> list[dict[str, Any]]:
                 "path": info.get("path"),
                 "counts": info.get("counts", {}),
                 "undone": snap.manifest.get("undone"),
+                "finished": snap.finished,
             }
         )
     return runs

@@ -69,6 +69,8 @@ def run_bundle(
 
     if dry_run:
         return {"snapshot": None, "result": restore(archive, store.root, dry_run=True)}
+    # read and checked whole first: a missing or hostile archive records no run
+    restore(archive, store.root, dry_run=True)
     before = set(dream_files(store.root))
     snap = snapshots.take(f"import bundle {archive}")
     snap.manifest["import"] = {"source": BUNDLE, "path": str(archive), "counts": {}}
@@ -81,4 +83,10 @@ def run_bundle(
     finally:
         snap.touch(sorted(set(dream_files(store.root)) - before))
         snap.finish(store.root)
+    if not snap.changed(store.root) and not result["written"]:
+        snapshots.discard(snap)  # the same bundle again: nothing to undo, no run to list
+        return {"snapshot": None, "result": result}
+    counts = {"write": len(result["written"]), "skipped": len(result["skipped"])}
+    snap.manifest["import"]["counts"] = counts
+    snap._save()
     return {"snapshot": snap.id, "result": result}
