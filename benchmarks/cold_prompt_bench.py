@@ -123,9 +123,14 @@ def hooks(n: int, runs: int, workdir: Path) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
 
     def fresh() -> None:  # a new memdir home: no index, no static table (the hook log stays)
-        for derived in (home / ".memdir" / "cache").glob("*/search"):
-            shutil.rmtree(derived)
-        shutil.rmtree(home / ".memdir" / "cache" / "models", ignore_errors=True)
+        derived = [*(home / ".memdir" / "cache").glob("*/search"), home / ".memdir/cache/models"]
+        deadline = time.monotonic() + 10
+        while any(d.exists() for d in derived):  # a stopping daemon may still be saving
+            for d in derived:
+                shutil.rmtree(d, ignore_errors=True)
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"cannot clear {derived}")
+            time.sleep(0.1)
 
     def installed(pause: float) -> Callable[[], None]:
         def run() -> None:  # ... and `memdir install` ran `pause` s before (it starts the build)

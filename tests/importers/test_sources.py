@@ -267,3 +267,50 @@ def test_one_bad_observation_does_not_drop_its_entity(tmp_path: Path) -> None:
     left_out = [v for v in plan.verdicts if v.action == "skip"]
     assert sorted(v.kind for v in left_out) == ["credential", "source"]
     assert all(token not in f"{v.name} {v.reason} {v.source_id}" for v in left_out)
+
+
+def test_codex_blocks_and_requests_as_a_person_means_them(tmp_path: Path) -> None:
+    """Issue #39.6: a block's rollout line was glued onto the fact before it when no blank line
+    came first; requests in ad-hoc notes were imported as facts beside what they update."""
+    root = tmp_path / "memories"
+    notes = root / "extensions" / "ad_hoc" / "notes"
+    notes.mkdir(parents=True)
+    (root / "MEMORY.md").write_text(
+        "# Memories\n\n## CI\n"
+        "- CI flakes come from the shared Redis; rerun with REDIS_ISOLATED=1.\n"
+        "---\n"
+        "- 2026-02-20T08-00-00-ci-flakes.md (success, cwd=/home/u/repo)\n"
+        "- CI runs on Node 20 in the lint and test jobs.\n"
+        "- The user prefers tabs for indentation.\n"
+    )
+    (notes / "01-forget.md").write_text("Forget the earlier note that I prefer tabs.\n")
+    (notes / "02-update.md").write_text("Update: CI moved from Node 20 to Node 22\n")
+    (notes / "03-fact.md").write_text("Release tags are signed with the team GPG key.\n")
+    items = read("codex", root)
+    kept = [i.fact for i in items if i.skip is None]
+    assert kept == [
+        "CI flakes come from the shared Redis; rerun with REDIS_ISOLATED=1.",
+        "CI moved from Node 20 to Node 22",
+        "Release tags are signed with the team GPG key.",
+    ]
+    skipped = {i.source_id: i.skip for i in items if i.skip}
+    assert skipped["MEMORY.md:ci runs on node 20 in the lint and test jobs"].startswith(
+        "superseded: the request in notes/02-update.md"
+    )
+    assert "forgot 1: The user prefers tabs" in skipped["notes/01-forget.md#request"]
+    assert not any("2026-02-20" in (i.fact or "") for i in items)
+
+
+@pytest.mark.parametrize(
+    ("note", "target"),
+    [
+        ("Forget the earlier note that I prefer tabs", "I prefer tabs"),
+        ("please delete the memory about the old VPN host.", "the old VPN host"),
+        ("The deploy uses fly.io", None),  # a fact, not a request
+    ],
+)
+def test_requests_are_told_from_facts(note: str, target: str | None) -> None:
+    from memdir.importers.requests import as_request
+
+    request = as_request(note)
+    assert (request.target if request else None) == target

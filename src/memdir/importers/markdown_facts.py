@@ -43,10 +43,10 @@ def bullets(text: str, *, section: str | None = None) -> Iterator[tuple[str, str
                     inside = False
             headings = [h for h in headings if h[0] < level] + [(level, title)]
             continue
-        if line.strip() == "---" and section is not None:
+        if line.strip() == "---":  # a thematic break ends a bullet (and a named section)
             yield from flush()
             current = None
-            inside = False
+            inside = section is None
             continue
         if not inside:
             continue
