@@ -314,3 +314,44 @@ def test_requests_are_told_from_facts(note: str, target: str | None) -> None:
 
     request = as_request(note)
     assert (request.target if request else None) == target
+
+
+def test_mem0_two_users_stay_two_people_and_the_openmemory_zip_reads(tmp_path: Path) -> None:
+    """Issue #39.8: an export with several users was flattened into "User …" memories, "Name is
+    Alice Chen" was typed feedback, and OpenMemory's export zip failed with "not UTF-8"."""
+    import zipfile
+
+    rows = [
+        {"id": "1", "memory": "Name is Alice Chen", "user_id": "alice"},
+        {"id": "2", "memory": "Prefers window seats", "user_id": "alice"},
+        {"id": "3", "memory": "Prefers aisle seats", "user_id": "bob"},
+    ]
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps({"results": rows}))
+    items = read("mem0", path)
+    assert [i.type for i in items] == [MemoryType.USER] * 3
+    facts = [i.fact for i in items]
+    assert facts == [
+        "alice name is Alice Chen",
+        "alice prefers window seats",
+        "bob prefers aisle seats",
+    ]
+    assert [i.extra["source_user"] for i in items] == ["alice", "alice", "bob"]
+    one = tmp_path / "one.json"
+    one.write_text(json.dumps(rows[:1]))
+    [alone] = read("mem0", one)
+    assert alone.type is MemoryType.USER and alone.fact == "User name is Alice Chen"
+    archive = tmp_path / "openmemory-export.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("export/memories.json", json.dumps({"memories": [
+            {"id": "m1", "content": "Uses Neovim", "user_id": "alice", "state": "active"},
+            {"id": "m2", "content": "Old fact", "user_id": "alice", "state": "deleted"},
+        ]}))  # fmt: skip
+        zf.writestr("export/memories.jsonl.gz", b"\x1f\x8b not json")
+    kept, gone = read("mem0", archive)
+    assert kept.skip is None and kept.fact == "User uses Neovim" and gone.skip == "deleted in mem0"
+    broken = tmp_path / "broken.zip"
+    with zipfile.ZipFile(broken, "w") as zf:
+        zf.writestr("readme.txt", "no export here")
+    with pytest.raises(ImportSourceError, match="no memories.json"):
+        read("mem0", broken)
