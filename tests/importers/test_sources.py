@@ -355,3 +355,45 @@ def test_mem0_two_users_stay_two_people_and_the_openmemory_zip_reads(tmp_path: P
         zf.writestr("readme.txt", "no export here")
     with pytest.raises(ImportSourceError, match="no memories.json"):
         read("mem0", broken)
+
+
+def test_the_same_fact_under_two_entities_is_one_memory_typed_as_a_rule(tmp_path: Path) -> None:
+    """Issue #39.11 and .9: "payments-service" and "payments" each holding "Integration tests
+    must use the real PostgreSQL, never mocks" became two memories, typed reference, described
+    "When payments comes up: …"."""
+    from memdir.importers.plan import plan_import
+    from memdir.store import MemoryStore
+
+    rule = "Integration tests must use the real PostgreSQL, never mocks"
+    rows = [
+        {"type": "entity", "name": "payments-service", "entityType": "service",
+         "observations": [rule, "Never call the card API from tests"]},
+        {"type": "entity", "name": "payments", "entityType": "service", "observations": [rule]},
+    ]  # fmt: skip
+    path = tmp_path / "memory.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    items = read("mcp-memory", path)
+    plan = plan_import(MemoryStore(tmp_path / "mem"), "mcp-memory", str(path), items)
+    [written] = plan.writes.values()
+    assert written.body.count(rule) == 1 and "Also recorded under: payments." in written.body
+    assert written.type == "feedback"
+    assert not written.description.startswith("When ") and rule in written.description
+    assert written.extra["merged_from"] == ["entity:payments"]
+    [absorbed] = [v for v in plan.verdicts if v.source_id == "entity:payments"]
+    assert (
+        absorbed.action == "skip" and "already imported under payments-service" in absorbed.reason
+    )
+
+
+def test_imported_names_and_bodies_read_as_a_person_wrote_them() -> None:
+    """Issue #39.9: "How to apply" lines made up from the fact ("…touches forget the earlier
+    note that I"), names cut at a dangling word ("User is a data scientist and fairly")."""
+    from memdir.importers.base import title_of
+    from memdir.importers.facts import fact_item
+
+    long = "User is a data scientist and fairly new to the Rust ecosystem but writes Python"
+    assert title_of(long) == "User is a data scientist and fairly new…"
+    item = fact_item("mem0", "1", "Always run the linter before committing", origin="a test")
+    assert "How to apply" not in item.body and item.type is MemoryType.FEEDBACK
+    told = fact_item("mem0", "2", "Use pnpm", origin="a test", how="in every JS repo here")
+    assert "**How to apply:** in every JS repo here" in told.body

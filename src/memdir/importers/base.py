@@ -152,11 +152,23 @@ def title_of(text: str, words: int = 12) -> str:
     its first words; never a trailing stop or a dangling comma."""
     head = first_sentence(text, 300).rstrip(".!?…")
     parts = head.split()
+    cut = False
     if len(parts) > words:
         clause = re.split(r"[,;:]\s|\s\(|\s[–—-]\s", head, maxsplit=1)[0].split()
-        parts = clause if 4 <= len(clause) <= words else parts[: words - 2]
-    title = " ".join(parts).rstrip(",;:")
-    return title or "Imported memory"
+        cut = not 4 <= len(clause) <= words
+        parts = parts[: words - 2] if cut else clause
+    while cut and len(parts) > 3 and parts[-1].lower().strip(",;:") in _DANGLING:
+        parts.pop()  # "User is a data scientist and fairly" → "… a data scientist…"
+    title = " ".join(parts).rstrip(",;:") + ("…" if cut else "")
+    return title if title.strip("…") else "Imported memory"
+
+
+# words a name cut short must not end on: it would read as a sentence broken off
+_DANGLING = frozenset(
+    """a an the and or but nor of to in on at by for with from as than that which who whose
+    is are was were be been being very fairly quite rather really so too more most less
+    not no his her its their our your my this these those""".split()  # noqa: SIM905
+)
 
 
 def iso_date(value: object) -> str | None:

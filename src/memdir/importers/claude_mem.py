@@ -28,8 +28,6 @@ from pathlib import Path
 from typing import Any
 
 from memdir.errors import ImportSourceError
-from memdir.extract.form import how_to_apply
-from memdir.extract.rules import Candidate
 from memdir.importers.base import (
     MAX_ITEM_CHARS,
     Item,
@@ -201,7 +199,6 @@ class ClaudeMemSource:
             body += ["", *(f"- {f}" for f in facts)]
         why = "a decision recorded by claude-mem" if kind == "decision" else "learned in a session"
         body += ["", f"**Why:** {why} ({created or 'undated'}). Imported from claude-mem."]
-        how = how_to_apply(Candidate("save", MemoryType.PROJECT, name, None, "import", statement))
         subtitle = " ".join(str(row.get("subtitle") or "").split())
         return Item(
             source=self.name,
@@ -211,7 +208,7 @@ class ClaudeMemSource:
             description=one_line(subtitle, 150)
             if subtitle
             else describe(MemoryType.PROJECT, name, statement),
-            body="\n".join([*body, *(["", f"**How to apply:** {how}"] if how else [])]) + "\n",
+            body="\n".join(body) + "\n",
             created=created,
             fact=statement,
             extra={k: v for k, v in extra.items() if v},

@@ -1,9 +1,10 @@
 """One imported fact (a bullet, an observation, a mem0 record) in the reference's memory form.
 
 The form is extraction's (:mod:`memdir.extract.form`): a name that states the fact in its first
-words, a description that says when it matters, and for feedback and project memories a
-**How to apply:** line built from the fact itself; **Why:** is the source's own reason when it
-gives one, and always says where the fact came from, so every memory is traceable.
+words, a description that says when it matters; **Why:** is the source's own reason when it
+gives one, and always says where the fact came from, so every memory is traceable. **How to
+apply:** is written only when the source says how: one built from the fact by rules read as
+noise ("Rely on this whenever work touches forget the earlier note that I").
 """
 
 from __future__ import annotations
@@ -11,8 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from memdir.extract.form import how_to_apply
-from memdir.extract.rules import Candidate, infer_type
+from memdir.extract.rules import infer_type
 from memdir.importers.base import Item, first_sentence, one_line, title_of
 from memdir.model import MemoryType
 
@@ -35,7 +35,9 @@ def describe(type_: MemoryType, name: str, fact: str) -> str:
 
 _STANDING = re.compile(
     r"^(?:when|whenever|every time|each time|at the end of every|for all|for every|before|after)\b"
-    r"|^(?:the )?user (?:prefers|wants|likes|hates|dislikes|asks|expects)\b|\bI will\b",
+    r"|^(?:the )?user (?:prefers|wants|likes|hates|dislikes|asks|expects)\b|\bI will\b"
+    # a rule someone stated: "Integration tests must use the real PostgreSQL, never mocks"
+    r"|\bmust(?: not)?\b|\bmustn't\b|^(?:never|always|do not|don't)\b",
     re.IGNORECASE,
 )
 _ABOUT_USER = re.compile(
@@ -63,6 +65,7 @@ def fact_item(
     type_: MemoryType | None = None,
     name: str | None = None,
     why: str | None = None,
+    how: str | None = None,
     created: str | None = None,
     extra: Mapping[str, object] | None = None,
 ) -> Item:
@@ -70,11 +73,10 @@ def fact_item(
     text = " ".join(fact.split())
     kind = type_ or fact_type(text)
     title = name or title_of(text)
-    candidate = Candidate("save", kind, text, why, "import", text, name=title)
     lines = [text if text.endswith((".", "!", "?")) else text + "."]
     reason = (why.rstrip(".") + ". " if why else "") + f"Imported from {origin}."
     lines += ["", f"**Why:** {reason}"]
-    if how := how_to_apply(candidate):
+    if how:  # only what the source says: one made up from the fact read as noise (issue #39.9)
         lines += ["", f"**How to apply:** {how}"]
     return Item(
         source=source,

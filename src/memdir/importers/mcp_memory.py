@@ -19,8 +19,10 @@ from pathlib import Path
 
 from memdir.errors import ImportSourceError
 from memdir.importers.base import MAX_ITEM_CHARS, Item, load_json, one_line, read_text
+from memdir.importers.facts import describe, fact_type
 from memdir.importers.keep import not_to_keep
 from memdir.model import MemoryType
+from memdir.sameness import normalise
 from memdir.team.secrets import scan
 
 _USER = frozenset({"person", "user", "people", "human", "developer", "me"})
@@ -35,6 +37,8 @@ class _Entity:
     line: int
     observations: list[str] = field(default_factory=list)
     relations: list[str] = field(default_factory=list)
+    also: list[str] = field(default_factory=list)  # entities holding some of the same facts
+    absorbed_by: list[str] = field(default_factory=list)
 
 
 def _record_kind(record: object) -> str | None:
@@ -77,6 +81,7 @@ class McpMemorySource:
 
     def read(self, path: Path) -> Iterator[Item]:
         entities: dict[str, _Entity] = {}
+        holder: dict[str, str] = {}  # a fact (normalised) -> the entity that holds it
         skipped: list[Item] = []
         relations: list[tuple[str, str, str]] = []
         for n, line in enumerate(read_text(path, "memory.jsonl").splitlines(), 1):
@@ -141,6 +146,12 @@ class McpMemorySource:
                             skip=why,
                         )
                     )
+                elif (first := holder.setdefault(normalise(flat), name)) != name:
+                    # the same fact under two entities is one memory (issue #39.11): it stays
+                    # with the first, which records the other
+                    if name not in entities[first].also:
+                        entities[first].also.append(name)
+                        entity.absorbed_by.append(first)
                 elif flat not in entity.observations:
                     entity.observations.append(flat)
         for src, rel, dst in relations:
@@ -158,22 +169,22 @@ class McpMemorySource:
             skip = f"ephemeral task state: a {entity.kind} entity (its status changes; not a fact)"
             return Item(self.name, source_id, MemoryType.PROJECT, name, "", "", skip=skip)
         if not entity.observations:
-            return Item(
-                self.name,
-                source_id,
-                MemoryType.PROJECT,
-                name,
-                "",
-                "",
-                skip="no observations left to keep",
-            )
+            why = "no observations left to keep"
+            if entity.absorbed_by:
+                why = f"its facts are already imported under {', '.join(entity.absorbed_by)}"
+            return Item(self.name, source_id, MemoryType.PROJECT, name, "", "", skip=why)
         type_ = _type(entity.kind)
+        rules = sum(fact_type(o) is MemoryType.FEEDBACK for o in entity.observations)
+        if type_ is not MemoryType.USER and rules * 2 > len(entity.observations):
+            type_ = MemoryType.FEEDBACK  # mostly rules someone stated: how to work, not a fact
         body = [f"What is known about {entity.name}, a {entity.kind}:", ""]
         body += [f"- {o}" for o in entity.observations]
         if entity.relations:
             body += ["", "**Relations:**", *entity.relations]
+        if entity.also:
+            body += ["", f"Also recorded under: {', '.join(entity.also)}."]
         body += ["", "**Why:** observations kept by the MCP memory server (memory.jsonl)."]
-        description = one_line(f"When {entity.name} comes up: {entity.observations[0]}", 150)
+        description = describe(type_, name, entity.observations[0])
         return Item(
             source=self.name,
             source_id=source_id,
@@ -182,5 +193,8 @@ class McpMemorySource:
             description=description,
             body="\n".join(body) + "\n",
             filter=False,
-            extra={"source_type": entity.kind},
+            extra={
+                "source_type": entity.kind,
+                **({"merged_from": [f"entity:{n}" for n in entity.also]} if entity.also else {}),
+            },
         )
