@@ -136,3 +136,23 @@ def test_team_scope_has_its_own_sections(store: MemoryStore) -> None:
     assert _within_limits(team_index) and "index/project.md" in team_index
     assert (store.root / "team" / "index" / "project.md").is_file()
     assert len(index_sections.entries(store.root, "team/MEMORY.md")) == 170
+
+
+def test_many_parts_keep_one_line_per_type_in_memory_md(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """100,000 memories make hundreds of parts: MEMORY.md lists one line per type, and
+    ``index/<type>.md`` lists that type's parts (a small part size stands in for the scale)."""
+    monkeypatch.setattr(index_sections, "SECTION_ENTRIES", 10)
+    rels = _fill(store, 200)
+    text = (store.root / "MEMORY.md").read_text()
+    section_lines = [link for link in entries(text) if link.startswith("index/")]
+    kinds = ["index/user.md", "index/feedback.md", "index/project.md", "index/reference.md"]
+    assert section_lines == kinds  # one line per type, however many parts
+    listing = (store.root / "index" / "project.md").read_text()
+    assert "(index/" not in listing and "](project-5.md)" in listing and "part 5 of 5" in listing
+    assert sorted(index_sections.entries(store.root)) == sorted(rels)
+    assert store.check_index()[0].ok
+    assert "one line for each of feedback, project, reference, user" in index_sections.describe(
+        store.root
+    )

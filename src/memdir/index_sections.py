@@ -24,6 +24,7 @@ import contextlib
 import datetime as dt
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,6 +64,7 @@ _TITLES = {
 _PART = re.compile(r"^(?P<kind>[a-z]+)(?:-(?P<n>[0-9]+))?\.md$")
 _LINK_START = re.compile(r"^(\s*[-*]\s+\[[^\]]*\]\()")
 _NOTE = "Part of the memory index: MEMORY.md lists this file. memdir keeps it, one line per memory."
+_LIST_NOTE = "Part of the memory index: the parts of this section, one line each. memdir keeps it."
 
 
 @dataclass(slots=True)
@@ -124,6 +126,9 @@ def _read(
         m = _PART.match(name)
         kind = m.group("kind") if m and m.group("kind") in KINDS else None
         for line in read_entrypoint(root, f"{prefix}{SECTIONS_DIR}/{name}").splitlines():
+            raw = entry_link(line)
+            if raw is None or not raw.startswith("../"):
+                continue  # a heading, the note, or a listing's line for one of its parts
             flat = _from_section(line)
             link = entry_link(flat)
             if _memory_link(link) and link not in entries:
@@ -172,10 +177,12 @@ def layout(
     *,
     drop: frozenset[str] = frozenset(),
     whole: bool = False,
+    kinds: Mapping[str, str] | None = None,
 ) -> dict[str, str | None]:
     """What to write (text) or delete (None) so the scope of ``index_rel`` follows the rule;
     empty when it already does. ``drop``: links of memories that are gone; ``whole``: MEMORY.md
-    was just rewritten with every entry (a rebuild, a dream), the sections' entries are stale."""
+    was just rewritten with every entry (a rebuild, a dream), the sections' entries are stale;
+    ``kinds``: memory types the caller knows (an import), so their files are not read again."""
     prefix = index_rel[: -len(ENTRYPOINT_NAME)]
     base = root / prefix
     sections = _section_files(base)
@@ -194,7 +201,8 @@ def layout(
     else:
         for entry in entries:
             if entry.kind is None:
-                entry.kind = _kind_of(root, prefix, entry.link)
+                known = (kinds or {}).get(entry.link)
+                entry.kind = known if known in KINDS else _kind_of(root, prefix, entry.link)
         inline: list[_Entry] = []
         for entry in entries:
             fits = _size([e.line for e in inline]) + len(entry.line) <= INLINE_CHARS
@@ -204,16 +212,7 @@ def layout(
         block = [e.line for e in inline]
         for kind in KINDS:
             parts = _chunks([e for e in in_order if e.kind == kind and e.link not in kept])
-            for number, part in enumerate(parts, start=1):
-                name = f"{kind}.md" if number == 1 else f"{kind}-{number}.md"
-                title = _TITLES[kind] + (
-                    f", part {number} of {len(parts)}" if len(parts) > 1 else ""
-                )
-                body = [f"# {title}", "", _NOTE, "", *(_to_section(e.line) for e in part)]
-                files[f"{prefix}{SECTIONS_DIR}/{name}"] = "\n".join(body) + "\n"
-                hook = "; ".join(_title(e.line) for e in part[:4])
-                label = f"{title} ({len(part)})"
-                block.append(entry_line(label, f"{SECTIONS_DIR}/{name}", f"e.g. {hook}"))
+            block += _kind_files(prefix, kind, parts, files)
     text_lines = [*others[:place], *block, *others[place:]]
     text = "\n".join(text_lines) + "\n" if text_lines else ""
     if text != read_entrypoint(root, index_rel):
@@ -225,6 +224,34 @@ def layout(
         elif files[rel] == read_entrypoint(root, rel):
             del files[rel]
     return files
+
+
+def _kind_files(
+    prefix: str, kind: str, parts: list[list[_Entry]], files: dict[str, str | None]
+) -> list[str]:
+    """Write one type's section files into ``files``; MEMORY.md's line for them. One part is
+    ``index/<type>.md``; more are ``index/<type>-<n>.md``, listed by ``index/<type>.md`` (so
+    MEMORY.md keeps one line per type, 100,000 memories or not)."""
+    if not parts:
+        return []
+    where = f"{prefix}{SECTIONS_DIR}/"
+    lines = []
+    for number, part in enumerate(parts, start=1):
+        more = len(parts) > 1
+        name = f"{kind}-{number}.md" if more else f"{kind}.md"
+        title = _TITLES[kind] + (f", part {number} of {len(parts)}" if more else "")
+        body = [f"# {title}", "", _NOTE, "", *(_to_section(e.line) for e in part)]
+        files[where + name] = "\n".join(body) + "\n"
+        hook = "; ".join(_title(e.line) for e in part[:4])
+        lines.append(entry_line(f"{title} ({len(part)})", name, f"e.g. {hook}"))
+    if len(parts) == 1:
+        return [lines[0].replace(f"]({kind}.md)", f"]({SECTIONS_DIR}/{kind}.md)", 1)]
+    listing = [f"# {_TITLES[kind]}", "", _LIST_NOTE, "", *lines]
+    files[f"{where}{kind}.md"] = "\n".join(listing) + "\n"
+    total = sum(len(part) for part in parts)
+    hook = "; ".join(_title(e.line) for e in parts[0][:4])
+    label = f"{_TITLES[kind]} ({total} in {len(parts)} parts)"
+    return [entry_line(label, f"{SECTIONS_DIR}/{kind}.md", f"e.g. {hook}")]
 
 
 def _title(line: str) -> str:
@@ -327,10 +354,11 @@ def describe(root: Path, index_rel: str = ENTRYPOINT_NAME) -> str:
     sections = _section_files(root / prefix)
     if not sections:
         return f"{index_rel} lists all {listed} memories"
-    names = ", ".join(f"{SECTIONS_DIR}/{n}" for n in sections)
+    kinds = sorted({m.group("kind") for n in sections if (m := _PART.match(n))})
     return (
-        f"{index_rel} lists {listed} memories itself and {len(sections)} section files "
-        f"({names}) with the other {len(found) - listed}, one line each in {index_rel}"
+        f"{index_rel} lists {listed} memories itself and one line for each of "
+        f"{', '.join(kinds)}: the other {len(found) - listed} are listed in "
+        f"{len(sections)} section files under {prefix}{SECTIONS_DIR}/"
     )
 
 

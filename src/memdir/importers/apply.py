@@ -123,8 +123,9 @@ def apply_plan(store: MemoryStore, plan: ImportPlan, snapshots: Snapshots) -> Ap
                         memory = plan.writes[rel]
                         batch.write_text(rel, frontmatter.dump_memory(memory), create_only=True)
                     add_entries(store.root, [e for r in chunk for e in _entry(plan, r)])
+            kinds = {rel: str(m.type or "") for rel, m in plan.writes.items()}
             for index_rel in index_sections.scopes(store.root):
-                layout = index_sections.layout(store.root, index_rel)
+                layout = index_sections.layout(store.root, index_rel, kinds=kinds)
                 snap.touch(layout)  # sections made or folded: the undo restores them too
                 index_sections.write(store.root, layout)
         snap.finish(store.root)

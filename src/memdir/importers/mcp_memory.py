@@ -119,6 +119,8 @@ class McpMemorySource:
             entity = entities.setdefault(name, _Entity(name, str(kind or "entity"), n))
             if entity.kind.strip().lower() in _TASK:
                 continue  # skipped whole below; its status lines are not judged one by one
+            # one scan of the whole entity; each observation alone only when it found one
+            suspect = bool(scan("\n".join(t for t in obs if isinstance(t, str))))
             for text in obs:
                 if not isinstance(text, str) or not text.strip():
                     continue
@@ -129,7 +131,7 @@ class McpMemorySource:
                     skipped.append(
                         Item(self.name, part, MemoryType.PROJECT, part, "", "", skip=long)
                     )
-                elif scan(flat):  # judged alone too: the plan refuses it as a credential
+                elif suspect and scan(flat):  # judged alone: the plan refuses it as a credential
                     skipped.append(
                         Item(self.name, part, MemoryType.PROJECT, f"an observation of {name}",
                              f"left out of {name}", flat, filter=False)
