@@ -397,3 +397,33 @@ def test_imported_names_and_bodies_read_as_a_person_wrote_them() -> None:
     assert "How to apply" not in item.body and item.type is MemoryType.FEEDBACK
     told = fact_item("mem0", "2", "Use pnpm", origin="a test", how="in every JS repo here")
     assert "**How to apply:** in every JS repo here" in told.body
+
+
+def test_basic_memory_standups_are_skipped_and_tags_are_not_words(tmp_path: Path) -> None:
+    """Issue #39.9: standup/log notes were imported whole, "#tag" syntax in the description."""
+    root = tmp_path / "kb"
+    (root / "daily").mkdir(parents=True)
+    (root / "standup-2026-03-02.md").write_text(
+        "---\ntitle: Standup 2026-03-02\ntype: note\n---\n- [status] Fixed the login bug #auth\n"
+    )
+    (root / "daily" / "notes.md").write_text("---\ntitle: Tuesday\n---\n- [status] Reviews\n")
+    (root / "log.md").write_text("---\ntitle: Week 9\ntype: log\n---\n- [status] Shipped\n")
+    (root / "deploys.md").write_text(
+        "---\ntitle: Deploys\ntype: note\n---\n- [rule] Deploys go through fly.io #ops #infra\n"
+    )
+    items = {i.source_id: i for i in read("basic-memory", root)}
+    assert items["deploys.md"].skip is None
+    assert "#" not in items["deploys.md"].description
+    for log in ("standup-2026-03-02.md", "daily/notes.md", "log.md"):
+        assert items[log].skip is not None and "log or standup" in items[log].skip
+
+
+def test_a_claude_code_file_with_broken_yaml_is_named_from_its_text(tmp_path: Path) -> None:
+    """Issue #39.9: a broken-YAML file was imported as a memory named "[unclosed"."""
+    memory = tmp_path / "proj" / "memory"
+    memory.mkdir(parents=True)
+    (memory / "broken.md").write_text(
+        "---\nname: [unclosed\ndescription: x\ntype: project\n---\nThe deploy uses fly.io.\n"
+    )
+    [item] = read("claude-code", memory)
+    assert item.name == "The deploy uses fly.io" and item.skip is None

@@ -74,7 +74,11 @@ class BasicMemorySource:
         observations = [m for line in body.splitlines() if (m := _OBSERVATION.match(line))]
         categories = Counter(m.group("cat").strip().lower() for m in observations)
         title = " ".join(str(meta.get("title") or Path(rel).stem.replace("-", " ")).split())
+        if _is_log(meta.get("type"), title, rel):
+            why = "a log or standup: status that ages by the day, not a memory to keep"
+            return Item(self.name, rel, MemoryType.PROJECT, one_line(title, 100), "", "", skip=why)
         lead = observations[0].group("text") if observations else _first_text(body)
+        lead = _TAG.sub("", lead).strip()  # "#tag" is basic-memory's syntax, not words
         type_ = _type(categories, meta.get("type"))
         description = describe(type_, title, lead) if lead else one_line(title)
         extra: dict[str, object] = {}
@@ -94,6 +98,21 @@ class BasicMemorySource:
             filter=False,
             extra=extra,
         )
+
+
+_TAG = re.compile(r"(?<!\S)#[\w/-]+")
+_LOG_TYPES = frozenset({"log", "journal", "standup", "daily", "diary", "meeting"})
+_LOG_TITLE = re.compile(
+    r"\b(?:stand-?up|daily (?:log|note|notes)|work ?log|journal)\b|^\d{4}-\d{2}-\d{2}$", re.I
+)
+
+
+def _is_log(note_type: object, title: str, rel: str) -> bool:
+    """A dated log, journal or standup note (by its type, its title or its folder)."""
+    if isinstance(note_type, str) and note_type.strip().lower() in _LOG_TYPES:
+        return True
+    folders = {part.lower() for part in rel.split("/")[:-1]}
+    return bool(_LOG_TITLE.search(title)) or bool(folders & {"daily", "standups", "journal"})
 
 
 def _first_text(body: str) -> str:

@@ -84,7 +84,9 @@ class ClaudeCodeSource:
             )
         body = memory.body.strip("\n")
         type_ = memory.memory_type or infer_type(first_sentence(body) or memory.name)
-        name = memory.name or title_of(body) or Path(rel).stem
+        name = memory.name
+        if not name or _unbalanced(name):  # "[unclosed": YAML a tool broke, read as text
+            name = title_of(body) if body.strip() else Path(rel).stem.replace("_", " ")
         extra = {k: v for k, v in memory.extra.items() if k not in _PROVENANCE}
         extra["source_project"] = slug
         return Item(
@@ -98,3 +100,8 @@ class ClaudeCodeSource:
             filter=False,
             extra=extra,
         )
+
+
+def _unbalanced(text: str) -> bool:
+    pairs = (("[", "]"), ("{", "}"), ("(", ")"))
+    return any(text.count(a) != text.count(b) for a, b in pairs) or text.count('"') % 2 == 1
