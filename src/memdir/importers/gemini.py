@@ -27,7 +27,7 @@ from pathlib import Path
 from memdir import frontmatter
 from memdir.errors import ImportSourceError, MemdirError
 from memdir.importers.base import MAX_ITEM_CHARS, Item, one_line, read_text, title_of
-from memdir.importers.facts import describe, fact_item
+from memdir.importers.facts import describe, fact_item, fact_type
 from memdir.importers.markdown_facts import bullets
 from memdir.model import MemoryType
 from memdir.pathsafe import read_regular
@@ -84,10 +84,13 @@ class GeminiSource:
                 f"{path} holds no memories: Gemini CLI keeps each one as a '- ' bullet line"
             )
         for heading, fact in found:
+            # the personal tier holds how the user works and who they are, never project facts
+            kind = fact_type(fact)
             yield fact_item(
                 self.name,
                 f"{path.name}:{normalise(fact)[:80]}",
                 fact,
+                type_=MemoryType.FEEDBACK if kind is MemoryType.PROJECT else kind,
                 origin=f"Gemini CLI's personal memory ({path.name}"
                 + (f", under '{heading}')" if heading else ")"),
             )

@@ -52,6 +52,8 @@ def _owner(record: dict[str, Any]) -> str | None:
 
 
 def _name_owner(text: str, owner: str) -> str:
+    if text.startswith("User name "):  # "User name is Alice Chen" → "alice's name is Alice Chen"
+        return f"{owner}'s {text[5:]}"
     if text.startswith("User "):
         return f"{owner} {text[5:]}"
     return f"{owner}: {text}"

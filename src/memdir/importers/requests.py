@@ -52,6 +52,7 @@ def as_request(text: str) -> Request | None:
     flat = " ".join(text.split())
     if m := _UPDATE.match(flat):
         fact = m.group("fact").strip()
+        fact = fact[:1].upper() + fact[1:]
         moved = _MOVED.match(fact)
         old = f"{moved.group('subject')} {moved.group('old')}" if moved else ""
         return Request(target=old, fact=fact)
