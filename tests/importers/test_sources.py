@@ -332,7 +332,7 @@ def test_mem0_two_users_stay_two_people_and_the_openmemory_zip_reads(tmp_path: P
     assert [i.type for i in items] == [MemoryType.USER] * 3
     facts = [i.fact for i in items]
     assert facts == [
-        "alice name is Alice Chen",
+        "alice's name is Alice Chen",
         "alice prefers window seats",
         "bob prefers aisle seats",
     ]
