@@ -150,6 +150,9 @@ def hooks(n: int, runs: int, workdir: Path) -> list[dict[str, Any]]:
         ("fresh install, `memdir install` just ran", {}, installed(0.0)),
         ("fresh install, `memdir install` 10 s before", {}, installed(10.0)),
     ]
+    wanted = os.environ.get("COLD_BENCH_CASES", "")  # e.g. "1,2": only those rows (A/B runs)
+    if wanted:
+        cases = [cases[int(i) - 1] for i in wanted.split(",")]
     for label, extra, before in cases:
         walls, carried, cold_sessions = [], 0, []
         for q in queries:
