@@ -353,7 +353,7 @@ def test_mem0_two_users_stay_two_people_and_the_openmemory_zip_reads(tmp_path: P
     broken = tmp_path / "broken.zip"
     with zipfile.ZipFile(broken, "w") as zf:
         zf.writestr("readme.txt", "no export here")
-    with pytest.raises(ImportSourceError, match="no memories.json"):
+    with pytest.raises(ImportSourceError, match=r"no memories\.json"):
         read("mem0", broken)
 
 
