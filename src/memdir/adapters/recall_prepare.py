@@ -36,6 +36,20 @@ def _holds_memories(memory_dir: Path) -> bool:
     return False
 
 
+def _asked(sock: Path, memory_dir: Path, cache_dir: Path) -> bool:
+    """Whether a running daemon of this build took the request to build the index. A timeout is
+    a yes: it answers once the build is done, and nobody needs to wait for that."""
+    body = {"op": "warm", "memory_dir": str(memory_dir), "cache_dir": str(cache_dir)}
+    try:
+        recall_client.request(sock, {**body, "fingerprint": recall_client.fingerprint()},
+                              timeout=ASK_SECONDS)  # fmt: skip
+    except DaemonTimeoutError:
+        return True
+    except DaemonError:
+        return False
+    return True
+
+
 def prepare(
     env: Mapping[str, str], memdir_home: Path, memory_dir: Path, cache_dir: Path
 ) -> str | None:
@@ -47,13 +61,7 @@ def prepare(
     if saved(cache_dir) or not _holds_memories(memory_dir):
         return None
     sock = recall_client.socket_path(memdir_home)
-    body = {"op": "warm", "memory_dir": str(memory_dir), "cache_dir": str(cache_dir)}
-    try:
-        recall_client.request(sock, {**body, "fingerprint": recall_client.fingerprint()},
-                              timeout=ASK_SECONDS)  # fmt: skip
-    except DaemonTimeoutError:
-        pass  # taken: the daemon answers when the build is done, nobody needs to wait for it
-    except DaemonError:  # none, or another memdir build's: start ours with the build to do
+    if not _asked(sock, memory_dir, cache_dir):  # none, or another memdir build's: start ours
         log_file = cache_dir / "hooks" / "daemon.log"
         log_file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         recall_client.spawn(

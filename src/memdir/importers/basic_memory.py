@@ -130,15 +130,22 @@ def configured_project(home: Path, env: Mapping[str, str]) -> Path:
     config = (
         Path(config_dir).expanduser() if config_dir else home / ".basic-memory"
     ) / "config.json"
+    chosen = _default_project(config)
+    if chosen is not None:
+        return chosen
+    main = env.get("BASIC_MEMORY_HOME", "").strip()
+    return Path(main).expanduser() if main else home / "basic-memory"
+
+
+def _default_project(config: Path) -> Path | None:
+    """The ``default_project``'s path in basic-memory's ``config.json``; None without a config
+    or with one this reader does not know (then basic-memory's own fallbacks apply)."""
     try:
         data = json.loads(read_regular(config, limit=1 << 20).decode("utf-8"))
         projects = data.get("projects") or {}
         chosen = projects.get(data.get("default_project") or "main")
         if isinstance(chosen, dict):  # newer versions keep {"path": ...} per project
             chosen = chosen.get("path")
-        if isinstance(chosen, str) and chosen:
-            return Path(chosen).expanduser()
     except (OSError, ValueError, AttributeError):
-        pass  # no config, or one this reader does not know: basic-memory's own fallbacks
-    main = env.get("BASIC_MEMORY_HOME", "").strip()
-    return Path(main).expanduser() if main else home / "basic-memory"
+        return None
+    return Path(chosen).expanduser() if isinstance(chosen, str) and chosen else None
