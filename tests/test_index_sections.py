@@ -156,3 +156,28 @@ def test_many_parts_keep_one_line_per_type_in_memory_md(
     assert "one line for each of feedback, project, reference, user" in index_sections.describe(
         store.root
     )
+
+
+def test_cjk_names_loose_yaml_and_a_symlink_out_keep_the_layout_whole(
+    store: MemoryStore, tmp_path: Path
+) -> None:
+    """A careless user's and an attacker's files in a sectioned dir: Chinese names, a header a
+    model wrote with ``description: a: b``, a memory that is a symlink out of the dir."""
+    rels = _fill(store, 160)
+    for i in range(5):
+        rels.append(store.create(f"数据库迁移 {i}", f"第{i}次迁移的说明", "project", "内容\n").path)
+    (store.root / "loose.md").write_text(
+        "---\nname: Loose header\ndescription: deploys: use fly\ntype: project\n---\nbody\n"
+    )
+    outside = tmp_path / "outside.md"
+    outside.write_text("---\nname: Outside\ndescription: x\ntype: user\n---\nsecret\n")
+    os.symlink(outside, store.root / "escape.md")
+    store.rebuild_index()
+    text = (store.root / "MEMORY.md").read_text()
+    assert _within_limits(text)
+    listed = index_sections.entries(store.root)
+    assert len(listed) == len(set(listed))
+    assert set(rels) <= set(listed) and "loose.md" in listed
+    assert "escape.md" not in listed  # never read through the link, never listed
+    sections = "".join(p.read_text() for p in (store.root / "index").iterdir())
+    assert "数据库迁移 3" in sections and "secret" not in sections
