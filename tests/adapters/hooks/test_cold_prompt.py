@@ -235,12 +235,17 @@ def test_the_first_prompt_after_a_fresh_install_carries_its_memory(
     """Issue #37: no index on disk yet (a new memdir home). The daemon's first load reads every
     memory, past the usual budget; the prompt waits for it (once per dir) and carries the
     memory, instead of leaving it for a next prompt a one-shot run never has."""
-    host = FakeHost(tmp_path)
+    twin = FakeHost(tmp_path / "twin")  # loads the model into this process first: the build
+    _staging_memory(twin)  # the prompt waits on is then this dir's, not a busy machine's cold start
+    warm_module.recall_attachments(
+        warm_module.build_engine(twin.memory_dir, twin.cache_dir), "load the model", [], 1
+    )
+    host = FakeHost(tmp_path / "fresh")
     _staging_memory(host)
     warm = WarmRecall()
     assert warm.first_build(str(host.memory_dir), str(host.cache_dir))
     released = threading.Event()
-    threading.Timer(ATTENDED_BUDGET + 0.2, released.set).start()  # past the usual budget
+    threading.Timer(ATTENDED_BUDGET + 0.1, released.set).start()  # past the usual budget
     real_build = warm_module.build_engine
 
     def loading(memory_dir: Path, cache_dir: Path) -> Any:

@@ -46,3 +46,13 @@ def test_injected_text_is_redacted_and_other_fields_kept(tmp_path: Path) -> None
 def test_a_long_prompt_is_kept_to_its_start(tmp_path: Path) -> None:
     hooklog.record(tmp_path, {"event": "user-prompt-submit", "prompt": "word " * 5000})
     assert len(str(logged(tmp_path)["prompt"])) == hooklog.PROMPT_LOG_CHARS
+
+
+def test_a_daemon_row_the_hook_replaced_is_left_out_and_others_stay(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    hooklog.record(cache, {"session": "s", "event": "user-prompt-submit", "request": "r1"})
+    hooklog.record(cache, {"session": "s", "event": "user-prompt-submit", "request": "r2"})
+    hooklog.record(cache, {"session": "s", "event": "user-prompt-submit", "replaces": "r1"})
+    rows = hooklog.read(cache, limit=0)
+    assert [(r.get("request"), r.get("replaces")) for r in rows] == [("r2", None), (None, "r1")]
+    assert hooklog.read(cache, limit=1)[0].get("replaces") == "r1"

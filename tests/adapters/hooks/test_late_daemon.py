@@ -92,6 +92,10 @@ def test_an_answer_nobody_read_is_taken_back_by_the_hook_that_answers_instead(
     state = s.state()
     assert state.surfaced == [staging] and state.notices == [] and state.answer is None
     assert state.used_bytes == one_delivery  # taken back, then counted once
+    # the daemon logged its answer too; `hook log` shows the prompt once, as the host saw it
+    (row,) = json.loads(host.memdir("--json", "hook", "log", "--limit", "0").stdout)
+    assert row["event"] == "user-prompt-submit" and row["replaces"] == "r1"
+    assert "daemon" not in row
 
 
 def test_a_daemon_that_gets_there_after_the_hook_answered_records_nothing(

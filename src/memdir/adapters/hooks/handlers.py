@@ -108,6 +108,10 @@ def log_event(hc: HookContext, inp: HookInput, started: float, **fields: Any) ->
     entry["ms"] = round((time.perf_counter() - started) * 1000, 1)
     if hc.warm_up is not None:
         entry["daemon"] = True  # answered by the warm daemon, no hook process start
+    if hc.request is not None:
+        entry["request"] = hc.request
+    if hc.unanswered is not None:
+        entry["replaces"] = hc.unanswered  # the daemon's answer this hook stopped waiting for
     hooklog.record(hc.cache_dir, entry)
 
 

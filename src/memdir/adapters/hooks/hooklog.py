@@ -65,7 +65,8 @@ def record(cache_dir: Path, entry: Mapping[str, Any]) -> None:
 
 
 def read(cache_dir: Path, *, session: str | None = None, limit: int = 20) -> list[dict[str, Any]]:
-    """The newest ``limit`` records (of ``session`` when given), oldest first."""
+    """The newest ``limit`` records (of ``session`` when given), oldest first; a daemon's row
+    for a prompt the hook then answered itself is left out."""
     path = log_path(cache_dir)
     rows: list[dict[str, Any]] = []
     for candidate in (path.with_name("log.1.jsonl"), path):
@@ -80,4 +81,9 @@ def read(cache_dir: Path, *, session: str | None = None, limit: int = 20) -> lis
                 continue  # a torn last line from a killed hook
             if isinstance(row, dict) and (session is None or row.get("session") == session):
                 rows.append(row)
+    # a hook that stopped waiting for the daemon answered the prompt itself; the daemon's late
+    # row for the same request was never read by the host, so one prompt shows as one row
+    replaced = {row["replaces"] for row in rows if isinstance(row.get("replaces"), str)}
+    if replaced:
+        rows = [row for row in rows if row.get("request") not in replaced]
     return rows[-limit:] if limit > 0 else rows
