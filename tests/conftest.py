@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import os
 import socket
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pytest
@@ -94,4 +95,35 @@ def clean_environ(
     # ``memdir install`` and ``memdir import`` start a recall daemon to build the index ahead
     # (memdir.adapters.recall_prepare): tests that want one say so.
     monkeypatch.setenv("MEMDIR_PREPARE_RECALL", "0")
+    # ... also for the CLI run in-process with an env of its own (``main(env={"HOME": ...})``):
+    # each such import left a daemon of ~500 MB behind for its 15-minute idle
+    from memdir.adapters import recall_prepare
+
+    real_prepare = recall_prepare.prepare
+
+    def prepare(env: Mapping[str, str], *args: Any, **kwargs: Any) -> str | None:
+        if "MEMDIR_PREPARE_RECALL" not in env:
+            env = {**env, "MEMDIR_PREPARE_RECALL": "0"}
+        return real_prepare(env, *args, **kwargs)
+
+    monkeypatch.setattr(recall_prepare, "prepare", prepare)
     yield
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Stop the recall daemons a test left under this run's temp dirs: each holds ~500 MB for
+    its idle timeout, and a run that leaves them slows whatever runs next on the machine."""
+    import signal
+
+    base = str(session.config._tmp_path_factory.getbasetemp())  # type: ignore[attr-defined]
+    for proc in os.listdir("/proc"):
+        if not proc.isdigit():
+            continue
+        try:
+            with open(f"/proc/{proc}/cmdline", "rb") as fh:
+                cmdline = fh.read().decode("utf-8", "replace")
+        except OSError:
+            continue
+        if "recall_daemon" in cmdline and base in cmdline:
+            with contextlib.suppress(OSError):
+                os.kill(int(proc), signal.SIGTERM)

@@ -31,6 +31,7 @@ CORE = {
     "sameness",
     "daily_log",
     "script",
+    "yaml_block",
 }
 ADAPTERS = {"adapters", "cli", "ui", "__main__"}
 

@@ -32,6 +32,7 @@ import yaml
 
 from memdir.errors import FrontmatterError, InvalidTextError
 from memdir.model import Memory
+from memdir.yaml_block import fast_dump
 
 BOM = "\ufeff"
 FENCE = "---"
@@ -310,6 +311,9 @@ def _dump_yaml(meta: Mapping[str, Any]) -> str:
     """``meta`` as block YAML, one line per scalar. A lone surrogate in a value (legal in a JSON
     ``\\ud800`` escape, so a tool caller can send one) raises :class:`InvalidTextError`, as the
     same text in a body does when it is written, instead of the emitter's UnicodeEncodeError."""
+    fast = fast_dump(meta)
+    if fast is not None:
+        return fast
     try:
         return yaml.dump(
             dict(meta),

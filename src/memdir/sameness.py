@@ -32,6 +32,8 @@ of memories that share a subject, not with the square of the dir.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 import re
 from collections import defaultdict
@@ -76,8 +78,10 @@ def normalise(text: str) -> str:
 
 
 _SUFFIXES = ("ments", "ment", "ences", "ence", "ances", "ance", "ings", "ing", "ed")
+_DIGIT = re.compile(r"[0-9]")
 
 
+@functools.lru_cache(maxsize=1 << 16)  # the same words recur across thousands of memories
 def _stem(word: str) -> str:
     """A deliberately small stemmer: plurals and a few derivational endings, so "prefers",
     "preference" and "prefer" meet, while distinct words ("check", "checkout") stay apart."""
@@ -111,7 +115,7 @@ def _split(text: str, *, bigrams: bool = True) -> tuple[set[str], set[str]]:
     for raw in _WORD.findall(text.lower()):
         if raw in _STOP:
             continue
-        if any(ch.isdigit() for ch in raw):
+        if _DIGIT.search(raw):
             values.add(raw.strip(".-"))
         else:
             words.add(_stem(raw))
@@ -170,18 +174,27 @@ class Comparer:
         self.df = dict(df)
         self.idf = {w: math.log(1 + n / c) for w, c in df.items()}
         self.n = n
+        self._unseen = math.log(1 + n)
+        self._totals: dict[frozenset[str], float] = {}  # a doc's whole weight, asked per pair
 
     def weight(self, words: Iterable[str]) -> float:
-        return sum(self.idf.get(w, math.log(1 + self.n)) for w in words)
+        return sum(map(self.idf.get, words, itertools.repeat(self._unseen)))
+
+    def _total(self, words: frozenset[str]) -> float:
+        total = self._totals.get(words)
+        if total is None:
+            total = self._totals[words] = self.weight(words)
+        return total
 
     def similarity(self, a: Doc, b: Doc) -> tuple[float, float]:
         """(weighted Jaccard, weighted containment of the smaller in the larger)."""
         inter = self.weight(a.words & b.words)
         if inter == 0:
             return 0.0, 0.0
-        union = self.weight(a.words | b.words)
-        smaller = min(self.weight(a.words), self.weight(b.words))
-        return inter / union, inter / smaller if smaller else 0.0
+        wa, wb = self._total(a.words), self._total(b.words)
+        union = wa + wb - inter  # weights add up: |A ∪ B| = |A| + |B| - |A ∩ B|
+        smaller = min(wa, wb)
+        return min(1.0, inter / union), min(1.0, inter / smaller) if smaller else 0.0
 
     def compare(self, a: Doc, b: Doc) -> Pair:
         if a.scope != b.scope or not _types_compatible(a.type, b.type):

@@ -427,3 +427,28 @@ def test_a_claude_code_file_with_broken_yaml_is_named_from_its_text(tmp_path: Pa
     )
     [item] = read("claude-code", memory)
     assert item.name == "The deploy uses fly.io" and item.skip is None
+
+
+def test_a_jsonl_source_is_read_line_by_line_within_its_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """memory.jsonl is streamed (a 50 MB file is not held twice); an endless line stops at the
+    source's size bound with one clear line, and a non-UTF-8 line is named by its number."""
+    import memdir.importers.base as base
+
+    path = tmp_path / "memory.jsonl"
+    good = json.dumps({"type": "entity", "name": "db", "entityType": "service",
+                       "observations": ["Staging Postgres listens on port 5433"]})  # fmt: skip
+    path.write_bytes(b"\xef\xbb\xbf" + good.encode() + b"\r\n" + b"\n")
+    (item,) = read("mcp-memory", path)
+    assert "port 5433" in item.body
+
+    path.write_bytes(good.encode() + b"\n" + b'{"name": "caf\xe9"}\n')
+    with pytest.raises(ImportSourceError, match=r"memory.jsonl:2: not UTF-8"):
+        read("mcp-memory", path)
+
+    monkeypatch.setattr(base, "MAX_SOURCE_BYTES", 4096)
+    path.write_bytes(good.encode() + b"\n" + b"x" * 1_000_000)
+    with pytest.raises(ImportSourceError, match="over 0 MB") as exc:
+        read("mcp-memory", path)
+    assert "\n" not in str(exc.value)

@@ -194,6 +194,7 @@ class ClaudeHost(MemdirUser):
             # the first prompt waits for a daemon still loading (deterministic recall); the
             # default — answer at once, deliver with the next prompt — has its own test
             "MEMDIR_RECALL_COLD_WAIT": "60",
+            "MEMDIR_PREPARE_RECALL": "0",  # `memdir install` starts no daemon; tests opt in
             **QUIET_ENV,
         }
         env.update(self.extra_env)

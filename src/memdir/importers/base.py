@@ -76,12 +76,44 @@ def read_text(path: Path, what: str) -> str:
         raise ImportSourceError(f"{path}: not UTF-8 text (byte {exc.start})") from None
 
 
+def text_lines(path: Path, what: str) -> Iterator[str]:
+    """A JSONL source's lines, read as they come (a 50 MB file is not held twice in memory);
+    the errors of :func:`read_text`, a non-UTF-8 line named by its number."""
+    from memdir.pathsafe import open_regular
+
+    try:
+        fd = open_regular(path)
+    except FileNotFoundError:
+        raise ImportSourceError(f"no {what} at {path}") from None
+    except NotRegularFileError as exc:
+        raise ImportSourceError(str(exc)) from None
+    except IsADirectoryError:
+        raise ImportSourceError(f"{path} is a directory, not a {what}") from None
+    total, n = 0, 0
+    with open(fd, "rb") as fh:
+        # bounded per line too: one endless line must not be read whole before the check
+        while raw := fh.readline(MAX_SOURCE_BYTES - total + 1):
+            n += 1
+            total += len(raw)
+            if total > MAX_SOURCE_BYTES:
+                raise ImportSourceError(f"{path}: over {MAX_SOURCE_BYTES >> 20} MB; not imported")
+            try:
+                line = raw.decode("utf-8-sig" if n == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise ImportSourceError(
+                    f"{path}:{n}: not UTF-8 text (byte {exc.start} of the line)"
+                ) from None
+            yield line.rstrip("\r\n")
+
+
 _OPENERS = frozenset(b"[{")
 _CLOSERS = frozenset(b"]}")
 
 
 def _check_depth(text: str, path: Path) -> None:
     """Refuse JSON nested past :data:`MAX_JSON_DEPTH` in linear time, before ``json`` recurses."""
+    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
+        return  # it cannot nest deeper than it has openers (the common case, at C speed)
     depth = 0
     in_string = escaped = False
     for ch in text.encode("utf-8", "surrogatepass"):

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memdir.errors import ImportSourceError
-from memdir.importers.base import MAX_ITEM_CHARS, Item, load_json, one_line, read_text
+from memdir.importers.base import MAX_ITEM_CHARS, Item, load_json, one_line, text_lines
 from memdir.importers.facts import describe, fact_type
 from memdir.importers.keep import not_to_keep
 from memdir.model import MemoryType
@@ -84,7 +84,7 @@ class McpMemorySource:
         holder: dict[str, str] = {}  # a fact (normalised) -> the entity that holds it
         skipped: list[Item] = []
         relations: list[tuple[str, str, str]] = []
-        for n, line in enumerate(read_text(path, "memory.jsonl").splitlines(), 1):
+        for n, line in enumerate(text_lines(path, "memory.jsonl"), 1):
             if not line.strip():
                 continue
             if len(line) > MAX_ITEM_CHARS * 4:

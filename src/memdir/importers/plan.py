@@ -21,6 +21,7 @@ exact text), so 10,000 items cost about as many comparisons, not 10,000².
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 from collections import defaultdict
@@ -132,12 +133,16 @@ class _Namer:
     def __init__(self, store: MemoryStore) -> None:
         self.store = store
         self.used: set[str] = {"memory.md"}  # MEMORY.md, wherever names fold case
+        # the dir's names, read once (a stat per name cost 10,000 of them); a file made meanwhile
+        # still fails the import's create-only write, which undoes the whole import
+        with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+            self.used.update(n.casefold() for n in os.listdir(store.root))
 
     def __call__(self, name: str) -> str:
         stem = slugify(name)
         rel, n = f"{stem}.md", 1
-        # A slug has no separator or "..": joining it to the root cannot leave it.
-        while rel.casefold() in self.used or os.path.lexists(self.store.root / rel):
+        # A slug has no separator or "..": its name at the root is all there is to check.
+        while rel.casefold() in self.used:
             n += 1
             rel = f"{stem}_{n}.md"
         self.used.add(rel.casefold())

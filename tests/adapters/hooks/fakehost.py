@@ -81,6 +81,7 @@ class FakeHost:
             # a prompt waits for a daemon still loading, so what it recalls is deterministic;
             # the default (answer at once, deliver later) has its own tests
             "MEMDIR_RECALL_COLD_WAIT": "60",
+            "MEMDIR_PREPARE_RECALL": "0",  # no daemon from `memdir install`; tests opt in
             **self.env,
         }
 
