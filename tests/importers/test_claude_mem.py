@@ -110,7 +110,11 @@ def test_a_json_export_from_claude_mems_script_is_read_like_the_database() -> No
     assert windows.skip is None and windows.name.startswith("Windows paths need forward slashes")
     assert "- Forward slashes work in both cmd and PowerShell" in windows.body
     assert by_id["observation:102"].skip.startswith("git history")  # type: ignore[union-attr]
-    assert by_id["summary:55"].fact.startswith("Hook commands on Windows")
+    # the summary restates observation 101 in other words: one memory, both provenances
+    assert (
+        by_id["summary:55"].skip == "a session summary that restates observation:101 (merged there)"
+    )
+    assert windows.extra["merged_from"] == ["summary:55"]
 
 
 def test_a_json_file_that_is_not_an_export_is_refused(tmp_path: Path) -> None:
@@ -140,3 +144,36 @@ def test_what_claude_mem_marks_sensitive_is_skipped_without_its_text(tmp_path: P
     ]
     for item in skipped[:3]:  # the report names the record, never its text
         assert "Acme" not in item.name + item.skip and "Elm" not in item.name + item.skip
+
+
+def test_a_summary_that_restates_a_decision_is_merged_into_it(tmp_path: Path) -> None:
+    """Issue #39.11: a session summary restating the session's decision in other words is not a
+    second memory of it; what the summary adds is kept, and a value or a "not" of its own is
+    something it adds."""
+    conn = create_db(tmp_path / "c.db")
+    add_observation(conn, type="decision", title="Payments use Postgres 16",
+                    narrative="The payments service uses Postgres 16 because the audit "
+                    "pipeline needs logical replication.")  # fmt: skip
+    add_observation(conn, type="discovery", title="CI runners have no IPv6",
+                    narrative="The CI runners have no IPv6; tests bind 127.0.0.1.")  # fmt: skip
+    add_summary(conn, "s-1", learned="Decided that the payments service uses Postgres 16, since "
+                "the audit pipeline needs logical replication. Also found that the CI runners "
+                "have no IPv6, so tests bind 127.0.0.1.")  # fmt: skip
+    add_summary(conn, "s-2", learned="The payments service uses Postgres 16 because the audit "
+                "pipeline needs logical replication. The staging deploy needs the VPN profile "
+                "corp-eu. Payments moved to Postgres 17 for logical replication.")  # fmt: skip
+    add_summary(conn, "s-3", learned="The CI runners do not have IPv6 issues anymore.")
+    conn.commit()
+    decision, ci, whole, partly, negated = read(tmp_path / "c.db")
+    assert whole.skip == (
+        "a session summary that restates observation:1, observation:2 (merged there)"
+    )
+    assert decision.extra["merged_from"] == ["summary:1", "summary:2"]
+    assert ci.extra["merged_from"] == ["summary:1"]
+    assert partly.skip is None
+    assert partly.fact == (
+        "The staging deploy needs the VPN profile corp-eu. "
+        "Payments moved to Postgres 17 for logical replication."
+    )
+    assert "Postgres 16" not in partly.body and partly.name.startswith("The staging deploy")
+    assert negated.skip is None and "IPv6" in negated.body

@@ -39,6 +39,7 @@ from memdir.importers.base import (
     title_of,
 )
 from memdir.importers.facts import describe, fact_item
+from memdir.importers.restated import Statements
 from memdir.model import MemoryType
 
 KNOWN_VERSION = 49
@@ -144,13 +145,21 @@ class ClaudeMemSource:
                 r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
             }
             wanted = (*_TEXT_COLUMNS, "type", "project", "created_at", "created_at_epoch")
-            rows = list(_select(conn, "observations", wanted))
-            for row in rows:
-                yield self._observation(row)
+            observations = [self._observation(row) for row in _select(conn, "observations", wanted)]
+            summaries: list[Row] = []
             if "session_summaries" in tables:
                 fields = ("request", "learned", "completed", "next_steps", "notes", "project")
-                for row in list(_select(conn, "session_summaries", (*fields, "created_at"))):
-                    yield self._summary(row)
+                summaries = list(_select(conn, "session_summaries", (*fields, "created_at")))
+        yield from self._with_summaries(observations, summaries)
+
+    def _with_summaries(self, observations: list[Item], summaries: list[Row]) -> Iterator[Item]:
+        """The observations, then the summaries: each with only what its observations do not
+        already say; an observation a summary restates records it in ``merged_from``."""
+        kept = [item for item in observations if item.skip is None]
+        said = Statements([f"{item.name}\n{item.fact}" for item in kept]) if summaries else None
+        items = [self._summary(row, said, kept) for row in summaries]
+        yield from observations
+        yield from items
 
     def _read_export(self, path: Path) -> Iterator[Item]:
         """A JSON file from claude-mem's ``scripts/export-memories.ts``: ``observations`` and
@@ -158,6 +167,7 @@ class ClaudeMemSource:
         data = load_json(read_text(path, "claude-mem export"), path)
         if not isinstance(data, dict) or not isinstance(data.get("observations"), list):
             raise ImportSourceError(f"{path} is not a claude-mem export (no 'observations' list)")
+        records: dict[str, list[Any]] = {"observation": [], "summary": []}
         for kind, rows in (
             ("observation", data["observations"]),
             ("summary", data.get("summaries")),
@@ -168,7 +178,8 @@ class ClaudeMemSource:
                     yield Item(self.name, sid, MemoryType.PROJECT, sid, "", "", skip="not a record")
                     continue
                 capped = {k: v[:_CAP] if isinstance(v, str) else v for k, v in row.items()}
-                yield self._observation(capped) if kind == "observation" else self._summary(capped)
+                records[kind].append(self._observation(capped) if kind == "observation" else capped)
+        yield from self._with_summaries(records["observation"], records["summary"])
 
     def _observation(self, row: Row) -> Item:
         source_id = f"observation:{row.get('id')}"
@@ -214,13 +225,22 @@ class ClaudeMemSource:
             extra={k: v for k, v in extra.items() if v},
         )
 
-    def _summary(self, row: Row) -> Item:
+    def _summary(self, row: Row, said: Statements | None, observations: list[Item]) -> Item:
         source_id = f"summary:{row.get('id')}"
         learned = " ".join(str(row.get("learned") or "").split())
         created = iso_date(row.get("created_at"))
         if not learned:
             skip = "ephemeral task state: a session summary (request, completed, next steps)"
             return Item(self.name, source_id, MemoryType.PROJECT, source_id, "", "", skip=skip)
+        if said is not None:
+            restated = said.restated(learned)
+            for i in restated.covered_by:  # one fact, one memory, both provenances
+                observations[i].extra.setdefault("merged_from", []).append(source_id)
+            if not restated.kept:
+                ids = ", ".join(observations[i].source_id for i in restated.covered_by)
+                skip = f"a session summary that restates {ids} (merged there)"
+                return Item(self.name, source_id, MemoryType.PROJECT, source_id, "", "", skip=skip)
+            learned = " ".join(restated.kept)
         extra: dict[str, object] = {"source_type": "session-summary"}
         if row.get("project"):
             extra["source_project"] = str(row.get("project"))
