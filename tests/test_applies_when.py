@@ -139,3 +139,50 @@ def test_any_list_is_stored_bounded_and_reads_back_as_stored(items: list[str]) -
     assert applies_when.normalise(found) == found
     text = frontmatter.dump({"name": "m", applies_when.FIELD: found}, "body\n")
     assert applies_when.stored(parse_memory(text, "m.md")) == found
+
+
+def _derive_scanning_every_cue(
+    memory_type: str, name: str, description: str, body: str
+) -> list[str]:
+    """derive as it was before its word-start prefilter: both scans of every cue."""
+    from memdir.applies_when import _COMPILED, _EXPLAIN_RE, _STYLE_RE, EXPLAIN, STYLE
+
+    head, low_body = f"{name}\n{description}".lower(), body.lower()
+    found = []
+    for situation, pattern in _COMPILED:
+        hits = len(pattern.findall(head)) * 3 + len(pattern.findall(low_body))
+        if hits:
+            found.append((hits, situation))
+    if memory_type == "user" and _EXPLAIN_RE.search(f"{name}\n{description}\n{body}"):
+        found.append((100, EXPLAIN))
+    if memory_type in ("user", "feedback") and _STYLE_RE.search(f"{name}\n{description}"):
+        found.append((50, STYLE))
+    found.sort(key=lambda pair: -pair[0])
+    return [situation for _, situation in found[:8]]
+
+
+def test_the_word_start_prefilter_changes_no_situation() -> None:
+    """The prefilter only skips cues that cannot match: random texts of cue words, their
+    neighbours ("pip" / "pipx" / "pipe"), punctuation and non-ASCII words get the lists the
+    full scans give."""
+    import random
+    import re
+
+    from memdir.applies_rules import SITUATIONS
+
+    words = sorted({w for _, cue in SITUATIONS for w in re.findall(r"[a-z0-9_.#@-]+", cue.lower())})
+    words += [w[:-1] for w in words if len(w) > 2]  # "prs?" matches "pr": the optional cut
+    words += ["pipe", "pipx", "go", "get", "mod", "env", ".env", "#available", "日本", "Ünïcode"]
+    rng = random.Random(20)
+    seen = set()
+    for _ in range(3000):
+
+        def text(n: int) -> str:
+            parts = [rng.choice(words) + rng.choice(["", "s", "ing", "x", "-"]) for _ in range(n)]
+            return rng.choice([" ", ", ", "\n", "/", "_"]).join(parts)
+
+        args = (rng.choice(["user", "feedback", "project"]), text(3), text(5), text(30))
+        expected = _derive_scanning_every_cue(*args)
+        assert applies_when.derive(*args) == expected, args
+        seen.update(expected)
+    assert len(seen) > 30  # the texts did reach most situations

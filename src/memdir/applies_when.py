@@ -46,6 +46,57 @@ MAX_CHARS = 160
 # whose meaning lowercasing would change (\S, \W, \D, \B).
 _COMPILED = tuple((s, re.compile(rf"\b(?:{cue.lower()})\b")) for s, cue in SITUATIONS)
 _EXPLAIN_RE = re.compile(rf"\b(?:{EXPLAIN_CUES})\b", re.IGNORECASE)
+_RUN = re.compile(r"\w+")
+
+
+def _alternatives(cue: str) -> list[str]:
+    """The top-level ``|`` branches of a cue pattern."""
+    out, depth, start, i = [], 0, 0, 0
+    while i < len(cue):
+        ch = cue[i]
+        if ch == "\\":
+            i += 2  # an escaped character opens, closes and splits nothing
+            continue
+        depth += (ch == "(") - (ch == ")")
+        if ch == "|" and depth == 0:
+            out.append(cue[start:i])
+            start = i + 1
+        i += 1
+    return [*out, cue[start:]]
+
+
+_ANCHOR_CHARS = 6  # long enough to tell "conda" from "configure", short enough to stay cheap
+
+
+def _anchors(cue: str) -> frozenset[str] | None:
+    """The first (up to) six characters every match of ``\b(?:cue)\b`` starts its word with,
+    one per branch; None when a branch starts with anything but a literal word character."""
+    found = set()
+    for branch in _alternatives(cue):
+        lead = re.match(r"[a-z0-9_]+", branch)
+        if lead is None:
+            return None
+        literal = lead.group()
+        if branch[len(literal) : len(literal) + 1] in ("?", "*", "{"):
+            literal = literal[:-1]  # "pipx?": the x is optional
+        if not literal:
+            return None
+        found.add(literal[:_ANCHOR_CHARS])
+    return frozenset(found)
+
+
+# A cue matches at a word boundary, so the word it starts in begins with one of its anchors:
+# a memory none of whose words does cannot match it, and its two scans are skipped (they were
+# most of a first index build: 88 scans of every memory)
+_ANCHORS = tuple(_anchors(cue.lower()) for _, cue in SITUATIONS)
+
+
+def _starts(text: str) -> set[str]:
+    """The first one to six characters of every word of ``text``."""
+    out: set[str] = set()
+    for word in set(_RUN.findall(text)):
+        out.update(word[:n] for n in range(1, _ANCHOR_CHARS + 1))
+    return out
 _STYLE_RE = re.compile(rf"\b(?:{STYLE_CUES})\b", re.IGNORECASE)
 
 
@@ -55,7 +106,10 @@ def derive(memory_type: str | None, name: str, description: str, body: str) -> l
     head = f"{name}\n{description}"
     low_head, low_body = head.lower(), body.lower()
     found: list[tuple[int, str]] = []
-    for situation, pattern in _COMPILED:
+    starts = _starts(f"{low_head}\n{low_body}")
+    for (situation, pattern), anchors in zip(_COMPILED, _ANCHORS, strict=True):
+        if anchors is not None and anchors.isdisjoint(starts):
+            continue
         # Cues in the name or description weigh more than cues only in the body.
         hits = len(pattern.findall(low_head)) * 3 + len(pattern.findall(low_body))
         if hits:
