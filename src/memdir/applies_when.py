@@ -97,6 +97,8 @@ def _starts(text: str) -> set[str]:
     for word in set(_RUN.findall(text)):
         out.update(word[:n] for n in range(1, _ANCHOR_CHARS + 1))
     return out
+
+
 _STYLE_RE = re.compile(rf"\b(?:{STYLE_CUES})\b", re.IGNORECASE)
 
 
