@@ -33,6 +33,7 @@ of memories that share a subject, not with the square of the dir.
 from __future__ import annotations
 
 import functools
+import hashlib
 import itertools
 import math
 import re
@@ -102,7 +103,7 @@ class Doc:
     rel: str
     scope: str
     type: str | None
-    key: str  # normalised full text, for exact duplicates
+    key: str  # a digest of the normalised full text, for exact duplicates ("" when empty)
     words: frozenset[str]
     values: frozenset[str]
     negated: bool
@@ -130,6 +131,14 @@ def _split(text: str, *, bigrams: bool = True) -> tuple[set[str], set[str]]:
     return words, values
 
 
+def _digest(key: str) -> str:
+    """Equal texts, equal digests; kept instead of the text (100,000 imported memories held
+    their whole normalised text twice)."""
+    if not key:
+        return ""
+    return hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
 def make_doc(rel: str, scope: str, type: str | None, text: str, *, name: str = "") -> Doc:
     """A comparable memory; ``text`` should include ``name`` (the title) and description."""
     words, values = _split(f"{name}\n{text}")
@@ -137,7 +146,7 @@ def make_doc(rel: str, scope: str, type: str | None, text: str, *, name: str = "
         rel,
         scope,
         (type or "").strip().lower() or None,
-        normalise(text),
+        _digest(normalise(text)),
         frozenset(words),
         frozenset(values),
         bool(_NEGATION.search(text)),

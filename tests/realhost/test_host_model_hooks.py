@@ -213,7 +213,8 @@ def test_notes_before_compaction_are_updated_by_the_host_model_and_come_back(
     assert start["ts"] > row["ts"]
     notes = str(start["text"]).split("Session notes (kept across the compaction)", 1)
     assert len(notes) == 2 and "notes-heron-91" in notes[1]
-    assert NOTES_LINE in session_notes_path(host, session).read_text()
+    # (the file itself is not checked here: the detached session-end worker brings the notes
+    # up to date offline once `claude -p` exits, and Current State is what it rewrites)
     # the child could only edit that one file: its only tool was Edit
     offered = [{n for n in r.tool_names() if n.startswith("mcp__")} for r in api.child_requests()]
     assert {"mcp__memdir__Edit"} in offered
