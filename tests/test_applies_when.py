@@ -170,7 +170,10 @@ def test_the_word_start_prefilter_changes_no_situation() -> None:
 
     from memdir.applies_rules import SITUATIONS
 
-    words = sorted({w for _, cue in SITUATIONS for w in re.findall(r"[a-z0-9_.#@-]+", cue.lower())})
+    for _, cue in SITUATIONS:  # derive scans head and body as one text: no cue spans a line
+        assert not re.search(r"\\[sWDS]|\[\^|(?<!\\)\.", cue), cue
+    cues = [cue.lower().replace("\\", "") for _, cue in SITUATIONS]  # "n\\+1" reads "n+1"
+    words = sorted({w for cue in cues for w in re.findall(r"[a-z0-9_.#@+-]+", cue)})
     words += [w[:-1] for w in words if len(w) > 2]  # "prs?" matches "pr": the optional cut
     words += ["pipe", "pipx", "go", "get", "mod", "env", ".env", "#available", "日本", "Ünïcode"]
     rng = random.Random(20)

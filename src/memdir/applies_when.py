@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from memdir.applies_rules import EXPLAIN, EXPLAIN_CUES, SITUATIONS, STYLE, STYLE_CUES
@@ -66,28 +67,46 @@ def _alternatives(cue: str) -> list[str]:
 
 
 _ANCHOR_CHARS = 6  # long enough to tell "conda" from "configure", short enough to stay cheap
+# a branch's literal start: word characters, and punctuation written escaped ("t\\.run")
+_LITERAL = re.compile(r"(?:[a-z0-9_#@-]|\\[.+#@-])+")
 
 
-def _anchors(cue: str) -> frozenset[str] | None:
-    """The first (up to) six characters every match of ``\b(?:cue)\b`` starts its word with,
-    one per branch; None when a branch starts with anything but a literal word character."""
-    found = set()
+@dataclass(frozen=True, slots=True)
+class _Anchors:
+    """What a text must hold for a cue to match in it: a word starting with one of ``words``,
+    or one of ``texts`` anywhere (a branch whose start has punctuation: ".env", "n+1")."""
+
+    words: frozenset[str]
+    texts: tuple[str, ...]
+
+    def absent(self, starts: set[str], text: str) -> bool:
+        return self.words.isdisjoint(starts) and not any(t in text for t in self.texts)
+
+
+def _anchors(cue: str) -> _Anchors | None:
+    """One anchor per branch of ``\\b(?:cue)\\b``; None when a branch has no literal start of
+    two characters or more ("e-?mail": the hyphen is optional), so the cue is always scanned."""
+    words, texts = set(), []
     for branch in _alternatives(cue):
-        lead = re.match(r"[a-z0-9_]+", branch)
+        lead = _LITERAL.match(branch)
         if lead is None:
             return None
         literal = lead.group()
         if branch[len(literal) : len(literal) + 1] in ("?", "*", "{"):
-            literal = literal[:-1]  # "pipx?": the x is optional
-        if not literal:
+            literal = literal[:-2] if literal[-2:-1] == "\\" else literal[:-1]  # "pipx?"
+        plain = literal.replace("\\", "")
+        if len(plain) < 2:
             return None
-        found.add(literal[:_ANCHOR_CHARS])
-    return frozenset(found)
+        if re.fullmatch(r"\w+", plain):
+            words.add(plain[:_ANCHOR_CHARS])
+        else:
+            texts.append(plain)
+    return _Anchors(frozenset(words), tuple(texts))
 
 
 # A cue matches at a word boundary, so the word it starts in begins with one of its anchors:
-# a memory none of whose words does cannot match it, and its two scans are skipped (they were
-# most of a first index build: 88 scans of every memory)
+# a memory none of whose words does cannot match it, and its scan is skipped (44 cues' scans
+# of every memory were most of a first index build)
 _ANCHORS = tuple(_anchors(cue.lower()) for _, cue in SITUATIONS)
 
 
@@ -108,12 +127,15 @@ def derive(memory_type: str | None, name: str, description: str, body: str) -> l
     head = f"{name}\n{description}"
     low_head, low_body = head.lower(), body.lower()
     found: list[tuple[int, str]] = []
-    starts = _starts(f"{low_head}\n{low_body}")
+    # one scan of head and body together: no cue matches a line break (none has \s, \W, a
+    # negated class or a bare dot), so no match crosses from the head into the body
+    low = f"{low_head}\n{low_body}"
+    starts = _starts(low)
     for (situation, pattern), anchors in zip(_COMPILED, _ANCHORS, strict=True):
-        if anchors is not None and anchors.isdisjoint(starts):
+        if anchors is not None and anchors.absent(starts, low):
             continue
         # Cues in the name or description weigh more than cues only in the body.
-        hits = len(pattern.findall(low_head)) * 3 + len(pattern.findall(low_body))
+        hits = sum(3 if m.start() < len(low_head) else 1 for m in pattern.finditer(low))
         if hits:
             found.append((hits, situation))
     if memory_type == "user" and _EXPLAIN_RE.search(text):
