@@ -195,7 +195,6 @@ class McpMemorySource:
             description=description,
             body="\n".join(body) + "\n",
             filter=False,
-            fact="\n".join(entity.observations),  # compared by what it says, not its relations
             extra={
                 "source_type": entity.kind,
                 **({"merged_from": [f"entity:{n}" for n in entity.also]} if entity.also else {}),
