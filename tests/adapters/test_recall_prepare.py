@@ -60,14 +60,28 @@ def test_a_dir_with_memories_and_no_index_gets_one_built_in_the_background(
     memory_dir, cache_dir = tmp_path / "memory", tmp_path / "cache"
     _memories(memory_dir)
     started = time.monotonic()
-    line = prepare(ON, home, memory_dir, cache_dir)
-    assert time.monotonic() - started < 2.0  # it does not wait for the build
+    line = prepare(ON, home, memory_dir, cache_dir, wait=0)
+    assert time.monotonic() - started < 2.0  # told not to wait for the build
     assert line is not None and str(memory_dir) in line and "background" in line
     _until("the index on disk", lambda: saved(cache_dir))
     sock = recall_client.socket_path(home)
     status = recall_client.request(sock, {"op": "status"})
     assert status["memory_dirs"] == [str(memory_dir)]  # and loaded in the daemon
     assert prepare(ON, home, memory_dir, cache_dir) is None  # built: nothing to do
+
+
+def test_the_command_waits_for_the_build_so_the_first_prompt_finds_it(
+    tmp_path: Path, home: Path
+) -> None:
+    """A person may start their agent the moment `memdir install` returns: by then the index
+    is on disk (and loaded in the daemon)."""
+    memory_dir, cache_dir = tmp_path / "memory", tmp_path / "cache"
+    _memories(memory_dir)
+    line = prepare(ON, home, memory_dir, cache_dir)
+    assert line is not None and line.startswith("recall: built the search index"), line
+    assert saved(cache_dir)
+    status = recall_client.request(recall_client.socket_path(home), {"op": "status"})
+    assert status["memory_dirs"] == [str(memory_dir)]
 
 
 def test_a_running_daemon_is_asked_to_build_it(tmp_path: Path, home: Path) -> None:
@@ -124,8 +138,8 @@ def _memdir(tmp_path: Path, *args: str, env: dict[str, str]) -> subprocess.Compl
     )
 
 
-def test_memdir_import_starts_the_build_and_the_first_prompt_finds_it(tmp_path: Path) -> None:
-    """End to end: the import says what it started; the index is on disk before a prompt."""
+def test_memdir_import_builds_the_index_before_it_returns(tmp_path: Path) -> None:
+    """End to end: the import says what it built; the index is on disk before a prompt."""
     (tmp_path / "project" / ".git").mkdir(parents=True)
     (tmp_path / "home").mkdir()
     export = tmp_path / "memory.jsonl"
@@ -146,10 +160,8 @@ def test_memdir_import_starts_the_build_and_the_first_prompt_finds_it(tmp_path: 
         out = _memdir(tmp_path, "import", "mcp-memory", str(export), env=env)
         assert out.returncode == 0, out.stderr
         payload = json.loads(out.stdout)
-        assert "building the search index" in payload["recall"]
-        _until(
-            "the index on disk", lambda: [*(tmp_path / "mh").glob("cache/*/search/*/manifest.json")]
-        )
+        assert payload["recall"].startswith("recall: built the search index"), payload
+        assert [*(tmp_path / "mh").glob("cache/*/search/*/manifest.json")]  # before it returned
         again = _memdir(tmp_path, "import", "mcp-memory", str(export), env=env)
         assert "recall" not in json.loads(again.stdout)  # nothing new to build
     finally:
