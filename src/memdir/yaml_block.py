@@ -30,7 +30,7 @@ def _scalar(value: str) -> str | None:
         return None
     if value.endswith((" ", ":")) or value.startswith(("? ", "- ")):
         return None
-    tag = _RESOLVER.resolve(yaml.ScalarNode, value, (True, False))
+    tag = _RESOLVER.resolve(yaml.ScalarNode, value, (True, False))  # type: ignore[no-untyped-call]
     if tag == "tag:yaml.org,2002:str":
         return value
     return f"'{value}'"  # a date, number or boolean that is a string: PyYAML single-quotes it
