@@ -80,3 +80,41 @@ def test_a_memory_header_reads_back_as_written() -> None:
     assert fast_dump(meta) is not None
     assert frontmatter.parse(text).meta == meta
     assert "created: '2026-12-07'\n" in text
+
+
+def test_headers_are_read_as_the_safe_loader_reads_them_or_left_to_it() -> None:
+    from memdir.frontmatter import _Loader
+    from memdir.yaml_block import fast_load
+
+    rng = random.Random(40)
+    taken = 0
+    for _ in range(30_000):
+        lines = []
+        for _ in range(rng.randint(1, 4)):
+            key = rng.choice(["name", "description", "true", "x_y", "2026", "on", "a b"])
+            if rng.random() < 0.4:
+                value = rng.choice([*TRICKY, "'quoted'", "'it''s'", "''", "'a: b'", "&a", "*a"])
+            else:
+                value = "".join(rng.choice(ALPHABET) for _ in range(rng.randint(1, 10)))
+            lines.append(f"{key}: {value}")
+        block = "\n".join(lines) + "\n"
+        fast = fast_load(block)
+        if fast is not None:
+            taken += 1
+            assert fast == yaml.load(block, Loader=_Loader), block
+    assert taken > 300
+
+
+def test_a_header_memdir_writes_is_read_back_without_the_loader() -> None:
+    from memdir.yaml_block import fast_load
+
+    meta = {
+        "name": "Staging rebuild",
+        "description": "The staging database is rebuilt every Sunday night",
+        "type": "project",
+        "created": "2026-12-07",
+        "source_id": "entity:payments-service",
+    }
+    block = frontmatter.dump(meta, "").split("---\n")[1]
+    assert fast_load(block) == meta
+    assert fast_load(block.replace("\n", "\r\n")) is None  # CRLF: the loader's to read

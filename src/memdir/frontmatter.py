@@ -32,7 +32,7 @@ import yaml
 
 from memdir.errors import FrontmatterError, InvalidTextError
 from memdir.model import Memory
-from memdir.yaml_block import fast_dump
+from memdir.yaml_block import fast_dump, fast_load
 
 BOM = "\ufeff"
 FENCE = "---"
@@ -137,6 +137,9 @@ def _line(event: yaml.Event) -> int | None:
 
 
 def _load_yaml(block: str, source: Path | str | None) -> dict[str, Any]:
+    fast = fast_load(block) if len(block) <= MAX_YAML_CHARS else None
+    if fast is not None:
+        return dict(fast)  # plain "key: value" lines: no alias, no nesting, nothing to bound
     try:
         _check_bounds(block, source)
         data = yaml.load(block, Loader=_Loader)

@@ -47,3 +47,31 @@ def fast_dump(meta: Mapping[str, Any]) -> str | None:
             return None
         lines.append(f"{k}: {v}\n")
     return "".join(lines) if lines else None
+
+
+_QUOTED = re.compile(r"'([^'\n]*)'")
+
+
+def _read_scalar(text: str) -> str | None:
+    if (quoted := _QUOTED.fullmatch(text)) is not None:
+        inner = quoted.group(1)
+        return inner if _scalar(inner) is not None else None  # '' escapes and the like: PyYAML
+    return text if _scalar(text) == text else None
+
+
+def fast_load(block: str) -> dict[str, str] | None:
+    """The header ``block`` (the lines between the fences) as PyYAML's safe loader reads it, or
+    None when it is not made only of ``key: value`` lines :func:`fast_dump` would write (then
+    the caller runs the loader): the read side of the same promise."""
+    out: dict[str, str] = {}
+    for line in block.split("\n"):
+        if not line:
+            continue
+        key, sep, value = line.partition(": ")
+        if not sep or _scalar(key) != key:
+            return None
+        read = _read_scalar(value)
+        if read is None:
+            return None
+        out[key] = read
+    return out or None

@@ -116,9 +116,11 @@ class StaticEmbedder:
 def embed_ids(table: npt.NDArray[np.float32], batches: Sequence[Sequence[int]]) -> Vectors:
     """Mean token vector of each id list (special tokens skipped), L2-normalised."""
     out = np.zeros((len(batches), table.shape[1]), dtype=np.float32)
+    special = np.zeros(table.shape[0], dtype=bool)  # a lookup, not np.isin per text: half the time
+    special[list(_SPECIAL)] = True
     for row, ids in enumerate(batches):
-        keep = np.asarray(ids, dtype=np.int64)
-        keep = keep[~np.isin(keep, _SPECIAL)]
+        keep = np.fromiter(ids, dtype=np.int64, count=len(ids))
+        keep = keep[~special[keep]]
         if keep.size:
             out[row] = table[keep].mean(axis=0)
     return l2_normalise(out)
