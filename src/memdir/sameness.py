@@ -157,7 +157,7 @@ def make_doc(rel: str, scope: str, type: str | None, text: str, *, name: str = "
 def different_subjects(a: Doc, b: Doc) -> bool:
     """Each title has a word the other memory never mentions ("Billing database" vs "Auth
     database"): parallel facts about two things, however alike the sentences are."""
-    return bool(a.subject - b.words) and bool(b.subject - a.words)
+    return not a.subject <= b.words and not b.subject <= a.words  # no set built per pair
 
 
 @dataclass(frozen=True, slots=True)
