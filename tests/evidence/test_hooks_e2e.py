@@ -22,7 +22,9 @@ FACT = "src/db.py connects to PostgreSQL with psycopg2"
 
 @pytest.fixture(params=["claude-code", "gemini"])
 def host(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[FakeHost, Repo]]:
-    fake = FakeHost(tmp_path, host=request.param)
+    # the check's own budget made roomy: on a busy machine git alone may take the 0.15 s a prompt
+    # gives it (a check cut short: tests/evidence/test_hostile.py)
+    fake = FakeHost(tmp_path, host=request.param, env={"MEMDIR_EVIDENCE_SECONDS": "20"})
     shutil.rmtree(fake.project / ".git")
     repo = Repo(fake.project)
     repo.commit("db layer", {"src/db.py": DB_V1})
@@ -84,3 +86,14 @@ def test_a_stale_memory_is_held_back_listed_fixed_and_served_again(
     assert fake.memdir("stale").returncode == 0
     again = prompt(fake, "add a query to the orders table in the db layer")
     assert "connects to PostgreSQL with `asyncpg`" in again and "held back" not in again
+
+
+def test_the_check_budget_is_a_setting_with_a_clear_error() -> None:
+    from memdir.errors import ConfigError
+    from memdir.evidence.service import budget
+
+    assert budget({}, 0.15) == 0.15
+    assert budget({"MEMDIR_EVIDENCE_SECONDS": "2.5"}, 0.15) == 2.5
+    for bad in ("soon", "0", "-1", "31", "nan"):
+        with pytest.raises(ConfigError, match="MEMDIR_EVIDENCE_SECONDS"):
+            budget({"MEMDIR_EVIDENCE_SECONDS": bad}, 0.15)

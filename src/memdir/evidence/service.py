@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from memdir.atomic import atomic_write, ensure_dir
+from memdir.errors import ConfigError
 from memdir.evidence.check import Checker, Timeline, baseline
 from memdir.evidence.repo import Deadline, Git, read_head
 from memdir.evidence.verdict import Evidence
@@ -212,4 +213,21 @@ def enabled(env: Mapping[str, str]) -> bool:
     return env.get("MEMDIR_EVIDENCE", "").strip().lower() not in ("0", "false", "no", "off")
 
 
-__all__ = ["BUDGET_SECONDS", "EvidenceCache", "Screened", "enabled", "repository", "screen"]
+def budget(env: Mapping[str, str], default: float) -> float:
+    """``MEMDIR_EVIDENCE_SECONDS``: how long a prompt's check may take before what is left is
+    "unchecked" (a big repository on a slow disk needs more; read at entry points only)."""
+    raw = env.get("MEMDIR_EVIDENCE_SECONDS", "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"MEMDIR_EVIDENCE_SECONDS={raw!r}: a number of seconds") from None
+    if not 0 < value <= 30:
+        raise ConfigError(f"MEMDIR_EVIDENCE_SECONDS={raw!r}: more than 0, at most 30 seconds")
+    return value
+
+
+__all__ = [
+    "BUDGET_SECONDS", "EvidenceCache", "Screened", "budget", "enabled", "repository", "screen",
+]  # fmt: skip

@@ -265,10 +265,12 @@ def with_evidence(
     """``found`` checked against the repository (:mod:`memdir.evidence`): a memory that relies
     on something gone is replaced by a one-line note, one whose anchors changed or moved
     carries a caveat; and {path: verdict} of the memories that are not simply current."""
+    from memdir.evidence.service import budget as evidence_budget
     from memdir.evidence.service import enabled
 
     if not found or not enabled(hc.env) or not hc.settings.auto_memory_enabled:
         return found, {}
+    budget = evidence_budget(hc.env, budget)
     from memdir.evidence import screen
 
     out: list[Injected] = []
