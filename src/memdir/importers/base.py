@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 from memdir.errors import ImportSourceError, NotRegularFileError
 from memdir.model import MemoryType
-from memdir.pathsafe import read_regular
+from memdir.pathsafe import open_regular
 
 MAX_ITEM_CHARS = 64 * 1024  # a memory is a note, not a document: larger records are skipped
 MAX_SOURCE_BYTES = 256 * 1024 * 1024
@@ -60,16 +60,23 @@ class Source(Protocol):
     def read(self, path: Path) -> Iterator[Item]: ...
 
 
-def read_text(path: Path, what: str) -> str:
-    """A source file as text, bounded; a clear error for a missing, special or non-UTF-8 file."""
+def _open_source(path: Path, what: str) -> int:
+    """A descriptor of the regular file at ``path``, never blocking; a clear error for a
+    missing file, a directory or a FIFO, socket or device."""
     try:
-        data = read_regular(path, limit=MAX_SOURCE_BYTES)
+        return open_regular(path)
     except FileNotFoundError:
         raise ImportSourceError(f"no {what} at {path}") from None
     except NotRegularFileError as exc:
         raise ImportSourceError(str(exc)) from None
     except IsADirectoryError:
         raise ImportSourceError(f"{path} is a directory, not a {what}") from None
+
+
+def read_text(path: Path, what: str) -> str:
+    """A source file as text, bounded; a clear error for a missing, special or non-UTF-8 file."""
+    with open(_open_source(path, what), "rb") as fh:
+        data = fh.read(MAX_SOURCE_BYTES)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -79,16 +86,7 @@ def read_text(path: Path, what: str) -> str:
 def text_lines(path: Path, what: str) -> Iterator[str]:
     """A JSONL source's lines, read as they come (a 50 MB file is not held twice in memory);
     the errors of :func:`read_text`, a non-UTF-8 line named by its number."""
-    from memdir.pathsafe import open_regular
-
-    try:
-        fd = open_regular(path)
-    except FileNotFoundError:
-        raise ImportSourceError(f"no {what} at {path}") from None
-    except NotRegularFileError as exc:
-        raise ImportSourceError(str(exc)) from None
-    except IsADirectoryError:
-        raise ImportSourceError(f"{path} is a directory, not a {what}") from None
+    fd = _open_source(path, what)
     total, n = 0, 0
     with open(fd, "rb") as fh:
         # bounded per line too: one endless line must not be read whole before the check
