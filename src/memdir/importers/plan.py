@@ -33,7 +33,7 @@ from memdir.errors import MemdirError
 from memdir.importers.base import Item, text_problem
 from memdir.importers.keep import not_to_keep
 from memdir.model import Memory
-from memdir.sameness import Comparer, Doc, different_subjects, make_doc, normalise
+from memdir.sameness import Comparer, Doc, make_doc, normalise
 from memdir.slug import slugify
 from memdir.store import MemoryStore
 from memdir.team.secrets import labels, redact, scan
@@ -272,8 +272,6 @@ class _CandidateIndex:
                 candidates.setdefault(other.rel, other)
         best: tuple[int, float, str, str] | None = None
         for other in candidates.values():
-            if doc.key != other.key and different_subjects(doc, other):
-                continue  # what compare() would say first, without its Pair: most candidates
             pair = self.comparer.compare(doc, other)
             if pair.verdict not in ("exact", "near"):
                 continue
