@@ -9,6 +9,8 @@ memory dir, so any writer counts.
 from __future__ import annotations
 
 import json
+import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,9 +26,13 @@ FACT = "Remember that CI jobs run on the ubuntu-24.04 image."
 @pytest.fixture
 def host(tmp_path: Path) -> Iterator[FakeHost]:
     fake = FakeHost(tmp_path, env={"MEMDIR_HOOK_DAEMON": "0"})
-    MemoryStore(fake.memory_dir).create(
+    old = MemoryStore(fake.memory_dir).create(
         "Coffee order", "the user drinks espresso", "user", "Espresso.\n", rel="espresso.md"
     )
+    # saved long before this session: a file written within the clock slack of the first
+    # prompt would count as "the agent wrote memory this turn" and skip extraction
+    an_hour_ago = time.time() - 3600
+    os.utime(fake.memory_dir / old.path, (an_hour_ago, an_hour_ago))
     yield fake
     fake.stop_daemon()
 
