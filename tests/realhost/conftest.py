@@ -19,6 +19,7 @@ from tests.realhost.fake_openai import FakeOpenAI
 from tests.realhost.fakeapi import FakeAnthropic
 from tests.realhost.gemini_host import GeminiHost
 from tests.realhost.host import MISSING_CLI, ClaudeHost, find_cli
+from tests.realhost.npm_host import KINDS, NpmHost
 from tests.realhost.opencode_host import OpenCodeHost
 
 
@@ -112,6 +113,22 @@ def opencode_cli() -> Path:
 def opencode(opencode_cli: Path, fake_openai: FakeOpenAI, tmp_path: Path) -> Iterator[OpenCodeHost]:
     """A sandboxed user of the real OpenCode CLI (``opencode run``) talking to ``fake_openai``."""
     h = OpenCodeHost(cli=opencode_cli, api=fake_openai, root=tmp_path)
+    try:
+        yield h
+    finally:
+        h.stop_daemon()
+
+
+@pytest.fixture(params=sorted(KINDS))
+def npm_host(
+    request: pytest.FixtureRequest, fake_openai: FakeOpenAI, tmp_path: Path
+) -> Iterator[NpmHost]:
+    """A sandboxed user of each npm host that speaks OpenAI (Qwen Code, Copilot CLI)."""
+    kind = KINDS[request.param]
+    cli = kind.find_cli()
+    if cli is None:
+        pytest.fail(kind.missing, pytrace=False)
+    h = NpmHost(kind=kind, cli=cli, api=fake_openai, root=tmp_path)
     try:
         yield h
     finally:

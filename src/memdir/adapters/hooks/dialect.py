@@ -43,12 +43,17 @@ class HookSpec:
     run_async: bool = False
     name: str | None = None
     flat: bool = False
+    # a flat hook's keys: Cursor's ``command``/``timeout``, Copilot CLI's ``bash``/``timeoutSec``
+    keys: tuple[str, str] = ("command", "timeout")
 
     def entry(self) -> dict[str, Any]:
         """The ``{"matcher", "hooks": [{"type": "command", ...}]}`` group most hosts share,
-        or Cursor's ``{"command", "timeout"}`` when ``flat``."""
+        or, when ``flat``, Cursor's ``{"command", "timeout"}`` / Copilot CLI's ``{"type":
+        "command", "bash", "timeoutSec"}``."""
         if self.flat:
-            return {"command": self.command, "timeout": self.timeout}
+            command, timeout = self.keys
+            kind = {} if command == "command" else {"type": "command"}
+            return {**kind, command: self.command, timeout: self.timeout}
         hook: dict[str, Any] = {"type": "command", "command": self.command, "timeout": self.timeout}
         if self.name is not None:
             hook = {"name": self.name, **hook}

@@ -42,6 +42,9 @@ class HookInput:
     # when the host fired the event (Gemini CLI sends one): tells a second real event from
     # the same event delivered twice
     timestamp: str | None = None
+    # the host's id of the user's prompt, where it sends one: a prompt hook the host fires again
+    # for the same prompt (Qwen Code, on each tool-result continuation) is answered once
+    turn: str | None = None
 
 
 def optional_str(body: dict[str, Any], key: str) -> str | None:

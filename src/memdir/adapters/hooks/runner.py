@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,6 +27,7 @@ from memdir.adapters.hooks.handlers import (
     Recaller,
     WarmUp,
     env_flag,
+    log_event,
     user_prompt_submit,
 )
 from memdir.adapters.hooks.hookio import HookInput, read_body
@@ -39,11 +41,30 @@ if TYPE_CHECKING:
 
 
 def _prompt(inp: HookInput, hc: HookContext) -> str:
+    if inp.turn is not None and not _claim_turn(inp, hc):
+        log_event(hc, inp, time.perf_counter(), skipped="this prompt was answered already")
+        return ""
     # a deferred session start first (its claim sees the context as the host resumed it), then
     # what a compaction the host recorded took out: each block lands once between them
     start = pending_start(inp, hc)
     restart = lifecycle.after_host_compaction(inp, hc)
     return user_prompt_submit(inp, hc, "\n\n".join(t for t in (start, restart) if t))
+
+
+def _with_transcript(inp: HookInput, hc: HookContext) -> HookInput:
+    """A host that names its transcript only at some events (Copilot CLI: at the turn's end)
+    says where a session's is with the optional ``session_transcript(session_id, env)``."""
+    finder = getattr(hc.dialect, "session_transcript", None)
+    if inp.transcript_path is not None or finder is None:
+        return inp
+    found = finder(inp.session_id, hc.env)
+    return replace(inp, transcript_path=str(found)) if found is not None else inp
+
+
+def _claim_turn(inp: HookInput, hc: HookContext) -> bool:
+    assert inp.turn is not None
+    with hc.sessions.update(inp.session_id) as state:
+        return state.claim_turn(inp.turn)
 
 
 HANDLERS: dict[str, Callable[[HookInput, HookContext], str]] = {
@@ -164,6 +185,7 @@ def run_event(
         cwd = Path(inp.cwd) if inp.cwd and Path(inp.cwd).is_dir() else None
         hc = build(cwd)
         cache_dir = hc.cache_dir
+        inp = _with_transcript(inp, hc)
         text = HANDLERS[event](inp, hc)
         lifecycle.refresh_host_files(hc, session, event)
         return (text + "\n" if text else ""), ""

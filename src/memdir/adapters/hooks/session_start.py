@@ -209,6 +209,11 @@ def _claim_start(
     # compression seconds later) from reading as the same event delivered twice
     fields = [inp.source or "", inp.transcript_path or "", inp.cwd or "", inp.timestamp or ""]
     event = "\0".join([*fields, *keys])
+    # a host that puts the context in the system prompt of each process (Qwen Code) starts
+    # every resumed process without it: each of its session starts is a new context
+    source = inp.source or ""
+    if not getattr(hc.dialect, "start_kept", True):
+        source = "startup"
     with hc.sessions.update(inp.session_id) as state:
-        why, new = state.claim_start(digest(event), keys, inp.source or "", time.time())
+        why, new = state.claim_start(digest(event), keys, source, time.time())
     return [text for key, (_, text) in zip(keys, parts, strict=True) if key in new], why

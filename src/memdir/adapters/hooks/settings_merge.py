@@ -96,8 +96,9 @@ def _update(groups: list[Any], spec: HookSpec) -> None:
     every ``claude -p`` ~1.5 s)."""
     want = spec.entry() if spec.flat else spec.entry()["hooks"][0]
     for group in groups:
-        if _is_flat(group) and group["command"] == spec.command:
-            group["timeout"] = want["timeout"]
+        if _is_flat(group) and _flat_command(group) == spec.command:
+            timeout = spec.keys[1] if spec.flat else "timeout"
+            group[timeout] = want[timeout]
         elif isinstance(group, dict) and isinstance(group.get("hooks"), list):
             for hook in group["hooks"]:
                 if isinstance(hook, dict) and hook.get("command") == spec.command:
@@ -111,18 +112,23 @@ def _update(groups: list[Any], spec: HookSpec) -> None:
 
 
 def _is_flat(group: Any) -> bool:
-    """A hook listed under its event with no group around it (Cursor's ``hooks.json``)."""
+    """A hook listed under its event with no group around it (Cursor's ``hooks.json``,
+    Copilot CLI's ``bash`` hooks)."""
     return (
         isinstance(group, dict)
-        and isinstance(group.get("command"), str)
+        and isinstance(_flat_command(group), str)
         and not isinstance(group.get("hooks"), list)
     )
+
+
+def _flat_command(group: dict[str, Any]) -> Any:
+    return group.get("command", group.get("bash"))
 
 
 def _commands(groups: list[Any]) -> Iterable[str]:
     for group in groups:
         if _is_flat(group):
-            yield group["command"]
+            yield _flat_command(group)
         elif isinstance(group, dict) and isinstance(group.get("hooks"), list):
             for hook in group["hooks"]:
                 if isinstance(hook, dict) and isinstance(hook.get("command"), str):
@@ -146,7 +152,7 @@ def remove_hooks(
         kept_groups = []
         for group in groups:
             if _is_flat(group):
-                if group["command"] not in drop:
+                if _flat_command(group) not in drop:
                     kept_groups.append(group)
                 continue
             if not (isinstance(group, dict) and isinstance(group.get("hooks"), list)):

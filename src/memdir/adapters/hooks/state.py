@@ -124,6 +124,7 @@ class SessionState:
     settled_at: float = 0.0
     answer: Answer | None = None  # the daemon's last answer to a prompt, kept to take back
     given_up: list[str] = field(default_factory=list)  # requests a hook answered itself
+    answered_turn: str = ""  # the host's id of the last prompt answered (HookInput.turn)
 
     @property
     def exhausted(self) -> bool:
@@ -233,7 +234,15 @@ class SessionState:
             settled_at=float(raw.get("settled_at", 0.0)),
             answer=Answer.from_json(raw.get("answer")),
             given_up=[str(r) for r in raw.get("given_up", [])][-GIVEN_UP_KEPT:],
+            answered_turn=str(raw.get("answered_turn", "")),
         )
+
+    def claim_turn(self, turn: str) -> bool:
+        """True the first time the host's prompt ``turn`` is seen in a row, False again."""
+        if turn == self.answered_turn:
+            return False
+        self.answered_turn = turn
+        return True
 
 
 def _settled(raw: Any) -> list[Injected]:

@@ -21,6 +21,8 @@ DIALECTS = {
     "gemini": "memdir.adapters.hosts.gemini",
     "cursor": "memdir.adapters.hosts.cursor",
     "opencode": "memdir.adapters.hosts.opencode",
+    "qwen": "memdir.adapters.hosts.qwen",
+    "copilot": "memdir.adapters.hosts.copilot",
 }
 # hosts memdir can only give its MCP server (no hooks it could run)
 MCP_ONLY = ("claude-desktop",)

@@ -10,6 +10,9 @@ ran in the project root or a directory under it, as the host itself recorded:
   (``/a/b`` and ``/a/b-c`` sanitise alike), so there the ``cwd`` a line records decides;
 - Codex: ``sessions/YYYY/MM/DD/rollout-*.jsonl`` whose first line (``session_meta``) has a
   ``cwd`` inside the root;
+- Copilot CLI: ``session-state/<id>/events.jsonl`` whose first record (``session.start``)
+  has a ``context.cwd`` inside the root;
+- Qwen Code: Claude Code's rule, in ``projects/<sanitised cwd>/chats/``;
 - Gemini CLI: ``tmp/<slug>/chats/session-*.{jsonl,json}`` where ``tmp/<slug>/.project_root``
   names a directory inside the root (or the slug is the older ``sha256(root)``).
 
@@ -76,14 +79,16 @@ def _files(directory: Path, suffixes: tuple[str, ...]) -> list[Path]:
     return [p for p in listed if p.name.endswith(suffixes) and not p.name.startswith(".")]
 
 
-def claude_code_transcripts(projects: Path, project_root: Path) -> list[Path]:
+def claude_code_transcripts(projects: Path, project_root: Path, *, within: str = "") -> list[Path]:
+    """``within``: the sub-directory of a project's directory that holds the sessions (Qwen
+    Code's ``chats``; Claude Code keeps them in the directory itself)."""
     slug = sanitize_path(str(project_root))
     found: list[Path] = []
     for directory in _files(projects, ("",)):
         exact = directory.name == slug
         if not (exact or directory.name.startswith(slug + "-")):
             continue
-        for path in _files(directory, (".jsonl",)):
+        for path in _files(directory / within if within else directory, (".jsonl",)):
             cwds = [e.get("cwd") for e in _head_lines(path, _CWD_LINES) if isinstance(e, dict)]
             known = [c for c in cwds if isinstance(c, str)]
             if (known and _inside(known[0], project_root)) or (exact and not known):
@@ -98,6 +103,20 @@ def codex_rollouts(sessions: Path, project_root: Path) -> list[Path]:
         meta = head[0] if head and isinstance(head[0], dict) else {}
         payload = meta.get("payload") if meta.get("type") == "session_meta" else None
         if isinstance(payload, dict) and _inside(payload.get("cwd"), project_root):
+            found.append(path)
+    return found
+
+
+def copilot_sessions(state: Path, project_root: Path) -> list[Path]:
+    """``session-state/<id>/events.jsonl`` whose ``session.start`` names a cwd in the root."""
+    found = []
+    for directory in _files(state, ("",)):
+        path = directory / "events.jsonl"
+        head = _head_lines(path, 1)
+        first = head[0] if head and isinstance(head[0], dict) else {}
+        data = first.get("data") if first.get("type") == "session.start" else None
+        context = data.get("context") if isinstance(data, dict) else None
+        if isinstance(context, dict) and _inside(context.get("cwd"), project_root):
             found.append(path)
     return found
 
@@ -126,6 +145,9 @@ def session_id_of(host: str, path: Path) -> str | None:
         head = _head_lines(path, 1)
         sid = head[0].get("sessionId") if head and isinstance(head[0], dict) else None
         return sid if isinstance(sid, str) and _SAFE_ID.match(sid) else None
+    if host == "copilot":  # session-state/<id>/events.jsonl
+        sid = path.parent.name
+        return sid if _SAFE_ID.match(sid) else None
     found = _UUID_TAIL.search(path.stem)
     return found.group(0) if found and (host == "codex" or found.start() == 0) else None
 
@@ -162,6 +184,7 @@ __all__ = [
     "DialectSource",
     "claude_code_transcripts",
     "codex_rollouts",
+    "copilot_sessions",
     "gemini_sessions",
     "session_id_of",
 ]
