@@ -235,7 +235,7 @@ def _unplan_json(target: Target, before: str, added: Mapping[str, Any]) -> tuple
     created = added.get("created", [])
     if target.kind == "hooks":
         commands = added.get("hooks") or sm.memdir_hook_commands(current)
-        after = sm.remove_hooks(current, commands, created)
+        after = sm.remove_hooks(current, commands, created if added else None)
         if set(after) <= set(target.fields):  # nothing left but what the install added
             after = {k: v for k, v in after.items() if k not in created}
     else:

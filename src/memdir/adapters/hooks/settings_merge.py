@@ -136,12 +136,15 @@ def _commands(groups: list[Any]) -> Iterable[str]:
 
 
 def remove_hooks(
-    settings: JSONObject, commands: Iterable[str], created: Iterable[str] = ()
+    settings: JSONObject, commands: Iterable[str], created: Iterable[str] | None = ()
 ) -> JSONObject:
-    """``settings`` without the hooks whose command is in ``commands``."""
+    """``settings`` without the hooks whose command is in ``commands``. ``created``: the
+    containers the install added, removed once empty; None when no record says (then a list
+    memdir's hooks were all of goes with them)."""
     out = copy.deepcopy(settings)
     drop = set(commands)
-    made = set(created)
+    unknown = created is None
+    made = set(created or ())
     hooks = out.get("hooks")
     if not isinstance(hooks, dict):
         return out
@@ -164,7 +167,7 @@ def remove_hooks(
             elif kept:
                 kept_groups.append({**group, "hooks": kept})
         hooks[event] = kept_groups
-        if not kept_groups and f"hooks.{event}" in made:
+        if not kept_groups and (f"hooks.{event}" in made or (unknown and groups)):
             del hooks[event]
     if not hooks and "hooks" in made:
         del out["hooks"]

@@ -85,6 +85,7 @@ def parse(event: str, body: Mapping[str, Any]) -> HookInput:
         cwd=optional_str(obj, "cwd"),
         prompt=optional_str(obj, "prompt"),
         source=_SOURCES.get(source, source) if source is not None else None,
+        trigger=optional_str(obj, "trigger"),
         reason=optional_str(obj, "reason"),
         timestamp=str(stamp)[:64] if isinstance(stamp, (int, str)) else None,
     )
