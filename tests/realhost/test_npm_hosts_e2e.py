@@ -8,9 +8,9 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from tests.realhost.fake_openai import FunctionCall, Reply
+from tests.realhost.fake_openai import FakeOpenAI, FunctionCall, Reply
 from tests.realhost.host import wait_for
-from tests.realhost.npm_host import NpmHost
+from tests.realhost.npm_host import KINDS, NpmHost
 
 DEPLOY = "We deploy with `make ship`, never `kubectl apply` by hand."
 LESSON = "Don't mock the database in these tests, we got burned by a mocked migration."
@@ -83,3 +83,36 @@ def test_uninstall_leaves_the_repository_and_home_as_they_were(npm_host: NpmHost
     assert {p: p.read_bytes() for p in configs} == configs
     left = sorted(str(p) for p in npm_host.home.rglob("*") if p.is_file())
     assert [p for p in left if p not in home_before and "/.memdir/" not in p] == []
+
+
+def test_a_lesson_taught_in_qwen_reaches_the_next_copilot_prompt_once(
+    fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    """Issue #38's "done when", for the two OpenAI-speaking npm hosts: one repository, a Qwen
+    Code session teaches, the next Copilot CLI prompt's request carries it, once."""
+    hosts = []
+    for name in ("qwen", "copilot"):
+        kind = KINDS[name]
+        cli = kind.find_cli()
+        assert cli is not None, kind.missing
+        hosts.append(NpmHost(kind=kind, cli=cli, api=fake_openai, root=tmp_path))
+    qwen, copilot = hosts
+    try:
+        _setup(qwen)
+        copilot.extra_env.update(qwen.extra_env)
+        copilot.memdir("install", "copilot", "--project")
+        copilot.trust_project()
+        qwen.prompt(LESSON)
+        memory_dir = qwen.memory_dir()
+        assert copilot.memory_dir() == memory_dir  # one repository, one memory dir
+        wait_for(lambda: _saved(memory_dir, "mocked migration"), "Qwen Code's extraction")
+        fake_openai.clear()
+        copilot.prompt("How should I write the database tests for the billing module?")
+        request = copilot.main_requests()[-1].text()
+        log = copilot.memdir("hook", "log", "--limit", "20").stdout
+        [saved] = [p for p in memory_dir.glob("*.md") if "mocked migration" in p.read_text()]
+        assert "mocked migration" in request, log
+        assert request.count(f"{saved.name}:") == 1, log  # one recalled block, once
+    finally:
+        for host in hosts:
+            host.stop_daemon()
