@@ -289,7 +289,11 @@ def cmd_doctor(ctx: CliContext) -> int:
     text = [f"memory dir: {store.root}", f"memories:   {diagnosis.memories}"]
     for h in hosts:
         runs = f"{h['hooks']} hooks + MCP server" if h["hooks"] else "MCP server"
-        text.append(f"installed:  {h['host']} ({runs})")
+        if h["where"] == "here":
+            text.append(f"installed:  {h['host']} ({runs})")
+    others = sorted({h["host"] for h in hosts if h["where"] != "here"})
+    if others:
+        text.append(f"elsewhere:  other repositories have {', '.join(others)} (not checked here)")
     text += [f"{'fixed' if f['ok'] else 'not fixed':22} {f['path']}  {f['action']}" for f in fixed]
     text += [f"{p['kind']:22} {p['path']}  {p['detail']}".rstrip() for p in problems]
     text += [f"{i['status']:22} {i['path']}  {i['reason']}" for i in diagnosis.inactive]
@@ -332,21 +336,19 @@ def _stale(ctx: CliContext, store: Any) -> list[dict[str, Any]]:
 def _install_problems(ctx: CliContext) -> list[dict[str, str]]:
     """Installed hooks and MCP servers whose program the host would not find (exit 127), and
     memdir active in Claude Code twice."""
-    from pathlib import Path
-
-    from memdir.adapters.hooks.dialect import Locations
     from memdir.adapters.hooks.install import InstallRecord
     from memdir.adapters.hooks.resolve import installed_problems
     from memdir.adapters.hosts.claude_code.duplicates import doctor_problems
+    from memdir.cli.installs_here import locations, split_record
     from memdir.errors import InstallError
 
-    home = Path(ctx.env["HOME"]) if ctx.env.get("HOME") else Path.home()
-    loc = Locations.from_env(ctx.env, home=home, project_root=ctx.paths.project_root)
+    loc = locations(ctx)
     problems = doctor_problems(loc.claude_config_dir, loc.project_root)
     try:
         record = InstallRecord(ctx.settings.memdir_home).load()
     except InstallError as exc:
         return [*problems, {"kind": "install-record", "path": "installs.json", "detail": str(exc)}]
+    record, _elsewhere = split_record(record, ctx)  # another repository's are not ours to check
     hosts = {str(a.get("host")) for a in record.values() if isinstance(a, dict) and a.get("host")}
     from memdir.adapters.hosts import installable, names
 

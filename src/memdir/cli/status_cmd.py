@@ -20,17 +20,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def status_payload(ctx: CliContext) -> dict[str, Any]:
-    from memdir.adapters.hooks.hostmodel import background_spec, host_ledger, host_model_on
+    from memdir.adapters.hooks.hostmodel import host_ledger, host_model_on
     from memdir.llm.claude_code import find_cli
 
     settings = ctx.settings
     ledger = host_ledger(settings)
     cli = find_cli(ctx.env)
-    spec = background_spec(settings)
+    hosts = installed_summary(ctx)
     return {
         "memory_dir": str(ctx.memory_dir),
-        "hosts": installed_summary(ctx),
-        "background_model": spec,
+        "hosts": hosts,
+        "background_model": headline_model(ctx, hosts),
         "background_model_source": (
             settings.sources.get("model") if settings.model else settings.sources.get("host_model")
         ),
@@ -55,18 +55,41 @@ def installed_summary(ctx: CliContext) -> list[dict[str, Any]]:
     from memdir.adapters.hosts import DIALECTS, dialect
     from memdir.errors import InstallError
 
+    from memdir.cli.installs_here import split_record
+
     try:
         record = InstallRecord(ctx.settings.memdir_home).load()
     except InstallError:
         return []
+    here, other = split_record(record, ctx)
     out = []
-    for host, files in installed_hosts(record).items():
-        hooks = sum(f["hooks"] for f in files)
-        model = None
-        if hooks and host in DIALECTS:
-            model = background_spec(ctx.settings, dialect(host).model_provider)
-        out.append({"host": host, "files": files, "hooks": hooks, "background_model": model})
+    for where, part in (("here", here), ("elsewhere", other)):
+        for host, files in installed_hosts(part).items():
+            hooks = sum(f["hooks"] for f in files)
+            model = None
+            if hooks and host in DIALECTS:
+                model = background_spec(ctx.settings, dialect(host).model_provider)
+            out.append(
+                {
+                    "host": host,
+                    "files": files,
+                    "hooks": hooks,
+                    "background_model": model,
+                    "where": where,  # "elsewhere": another repository's install
+                }
+            )
     return out
+
+
+def headline_model(ctx: CliContext, hosts: list[dict[str, Any]]) -> str | None:
+    """The background model to headline: the default host's (Claude Code), unless memdir's
+    hooks run here only in hosts with another (Codex, Gemini CLI) or none."""
+    from memdir.adapters.hooks.hostmodel import background_spec
+
+    hooked = [h for h in hosts if h["where"] == "here" and h["hooks"]]
+    if not hooked or any(h["host"] == "claude-code" for h in hooked):
+        return background_spec(ctx.settings)
+    return next((h["background_model"] for h in hooked if h["background_model"]), None)
 
 
 def _text(p: dict[str, Any]) -> str:
@@ -84,14 +107,19 @@ def _text(p: dict[str, Any]) -> str:
         f"in {today['calls']} calls ({today['input_tokens']}+{today['output_tokens']} tokens)",
     ]
     for h in p["hosts"]:
+        if h["where"] != "here":
+            continue
         runs = f"{h['hooks']} hooks + MCP server" if h["hooks"] else "MCP server"
         model = (
             f"; background model {h['background_model'] or 'none (offline)'}" if h["hooks"] else ""
         )
         where = ", ".join(f["path"] for f in h["files"])
         lines.append(f"installed in      {h['host']}: {runs}{model} ({where})")
-    if not p["hosts"]:
-        lines.append("installed in      no host (memdir install <host>)")
+    if not any(h["where"] == "here" for h in p["hosts"]):
+        lines.append("installed in      no host here (memdir install <host>)")
+    others = sorted({h["host"] for h in p["hosts"] if h["where"] != "here"})
+    if others:
+        lines.append(f"elsewhere         other repositories have {', '.join(others)}")
     sessions = [{"session": s, "cost": f"${c:.4f}"} for s, c in today["by_session"].items()]
     if sessions:
         lines += ["", table(sessions, ["session", "cost"])]
