@@ -52,7 +52,7 @@ def test_a_user_install_runs_everywhere(tmp_path: Path) -> None:
     home.mkdir()
     here = repo(tmp_path, "here")
     assert run(home, repo(tmp_path, "elsewhere"), "install", "gemini", "--user")[0] == 0
-    code, status = run(home, here, "status")
+    _code, status = run(home, here, "status")
     assert [(h["host"], h["where"]) for h in status["hosts"]] == [("gemini", "here")]
 
 

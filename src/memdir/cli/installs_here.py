@@ -26,7 +26,7 @@ def locations(ctx: CliContext) -> Any:
 
 
 def scope_of(host: str, path: str, loc: Any) -> str:
-    """"project" (this repository's file), "user" (the host's user-level file) or "other"."""
+    """ "project" (this repository's file), "user" (the host's user-level file) or "other"."""
     from memdir.adapters.hosts import installable
     from memdir.errors import InstallError
 

@@ -53,9 +53,8 @@ def installed_summary(ctx: CliContext) -> list[dict[str, Any]]:
     from memdir.adapters.hooks.hostmodel import background_spec
     from memdir.adapters.hooks.install import InstallRecord, installed_hosts
     from memdir.adapters.hosts import DIALECTS, dialect
-    from memdir.errors import InstallError
-
     from memdir.cli.installs_here import split_record
+    from memdir.errors import InstallError
 
     try:
         record = InstallRecord(ctx.settings.memdir_home).load()
