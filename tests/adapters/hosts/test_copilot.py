@@ -187,3 +187,19 @@ def test_uninstall_without_the_record_still_finds_memdirs_bash_hooks(cli: Cli) -
     (cli.home / ".memdir" / "installs.json").unlink()  # lost: uninstall reads the commands
     assert cli("uninstall", "copilot", "--user")[0] == 0
     assert json.loads(settings.read_text())["hooks"] == json.loads(REAL_SETTINGS)["hooks"]
+
+
+def test_doctor_says_when_the_project_is_not_a_trusted_folder(cli: Cli) -> None:
+    assert cli("install", "copilot", "--project")[0] == 0
+    code, doctor = cli("doctor")
+    assert code == 1
+    [problem] = [p for p in doctor["problems"] if p["kind"] == "copilot-folder-untrusted"]
+    assert "trust" in problem["detail"]
+    config = cli.home / ".copilot" / "config.json"  # the CLI's own file, comments above JSON
+    config.parent.mkdir(exist_ok=True)
+    config.write_text(
+        "// User settings belong in settings.json.\n"
+        f'{{\n  "trustedFolders": ["{cli.project.parent}"]\n}}\n'
+    )
+    code, doctor = cli("doctor")
+    assert not [p for p in doctor["problems"] if p["kind"] == "copilot-folder-untrusted"]

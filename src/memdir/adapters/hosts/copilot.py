@@ -28,6 +28,7 @@ Facts (``docs/hosts.md``, checked in the real CLI 1.0.102 by ``tests/realhost``)
 from __future__ import annotations
 
 import json
+import os
 import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -174,6 +175,25 @@ def compactions(path: Path) -> int:
     return count
 
 
+def trusted(project_root: Path, home: Path) -> bool:
+    """Whether ``trustedFolders`` in Copilot CLI's ``config.json`` holds the project or a
+    directory above it. The CLI writes ``//`` comment lines above the JSON."""
+    try:
+        text = (home / "config.json").read_text("utf-8")
+        lines = [line for line in text.splitlines() if not line.lstrip().startswith("//")]
+        value = json.loads("\n".join(lines))
+    except (OSError, ValueError, RecursionError):
+        return False
+    folders = value.get("trustedFolders") if isinstance(value, dict) else None
+    root = os.path.realpath(project_root)
+    for folder in folders if isinstance(folders, list) else []:
+        if isinstance(folder, str) and folder:
+            real = os.path.realpath(folder)
+            if root == real or root.startswith(real.rstrip(os.sep) + os.sep):
+                return True
+    return False
+
+
 # -- the dialect --------------------------------------------------------------------------------
 
 
@@ -252,7 +272,18 @@ class Copilot:
         ]
 
     def problems(self, loc: Locations) -> list[dict[str, str]]:
-        return []
+        hooks_file = self.install_targets("project", loc)[0].path
+        if not hooks_file.is_file() or trusted(loc.project_root, copilot_home(loc.env, loc.home)):
+            return []
+        return [
+            {
+                "kind": "copilot-folder-untrusted",
+                "path": str(hooks_file),
+                "detail": f"Copilot CLI runs {loc.project_root}/.github/hooks only in a trusted "
+                "folder: start `copilot` there and trust the folder (or run it once with "
+                "--trust-folder)",
+            }
+        ]
 
     def install_notes(self, scope: str, loc: Locations) -> list[str]:
         if scope == "project":
