@@ -189,4 +189,29 @@ COPILOT = HostKind(
     trust=_copilot_trust,
 )
 
-KINDS = {kind.name: kind for kind in (QWEN, COPILOT)}
+# -- pi --------------------------------------------------------------------------------------------
+
+
+def _pi_config(host: NpmHost) -> None:
+    provider = {
+        "baseUrl": host.api.base_url,
+        "api": "openai-completions",
+        "apiKey": "dummy-not-real",
+        "models": [{"id": MODEL}],
+    }
+    host.write_json(host.home / ".pi" / "agent" / "models.json", {"providers": {"fake": provider}})
+
+
+_PI_MODEL = ["--provider", "fake", "--model", MODEL]
+
+PI = HostKind(
+    name="pi",
+    package="@mariozechner/pi-coding-agent",
+    binary="pi",
+    configure=_pi_config,
+    environment=lambda host: {"PI_OFFLINE": "1"},
+    one_shot=lambda text: [*_PI_MODEL, "-p", text],
+    resume=lambda text: [*_PI_MODEL, "-c", "-p", text],
+)
+
+KINDS = {kind.name: kind for kind in (QWEN, COPILOT, PI)}

@@ -40,10 +40,10 @@ EVENTS = {
     "qwen": ("SessionStart", "UserPromptSubmit", "Stop", "PreCompact", "SessionEnd"),
     "copilot": ("sessionStart", "userPromptSubmitted", "agentStop", "preCompact", "sessionEnd"),
 }
-SHELL = {"qwen": "run_shell_command", "copilot": "bash"}
+SHELL = {"qwen": "run_shell_command", "copilot": "bash", "pi": "bash"}
 # Copilot CLI's copies of the whole system prompt and message list (~100 KB a run): left out
 BULKY = ("system.message", "model.messages_snapshot", "model.model_call_success")
-COMPACT = {"qwen": "/compress", "copilot": "/compact"}
+COMPACT = {"qwen": "/compress", "copilot": "/compact", "pi": "/compact"}
 
 
 def _hooks(name: str, script: Path, into: Path) -> dict[str, object]:
@@ -63,6 +63,13 @@ def _hooks(name: str, script: Path, into: Path) -> dict[str, object]:
     }
 
 
+def _placed(text: str, tmp: str, placeholder: str) -> str:
+    """``text`` with the sandbox's path, and its sanitised form in memdir's dir names, fixed."""
+    return text.replace(tmp, placeholder).replace(
+        tmp.replace("/", "-"), placeholder.replace("/", "-")
+    )
+
+
 def record(name: str) -> None:
     kind = KINDS[name]
     cli = kind.find_cli()
@@ -75,9 +82,13 @@ def record(name: str) -> None:
         captured.mkdir()
         script = Path(tmp) / "capture.py"
         script.write_text(CAPTURE)
-        settings = host.home / f".{name}" / "settings.json"
-        value = json.loads(settings.read_text()) if settings.exists() else {}
-        host.write_json(settings, {**value, "hooks": _hooks(name, script, captured)})
+        if name == "pi":  # no hook config: memdir's own extension, whose messages the file keeps
+            host.extra_env["MEMDIR_HOST_MODEL"] = "off"
+            host.memdir("install", "pi", "--user")
+        else:
+            settings = host.home / f".{name}" / "settings.json"
+            value = json.loads(settings.read_text()) if settings.exists() else {}
+            host.write_json(settings, {**value, "hooks": _hooks(name, script, captured)})
         call = FunctionCall(SHELL[name], {"command": "echo hi", "description": "say hi"})
         api.script(Reply(calls=(call,)), "Said hi.")
         host.prompt("Run echo hi, then remember that CI runs on ubuntu-24.04.")
@@ -85,14 +96,16 @@ def record(name: str) -> None:
         host.prompt(COMPACT[name], resume=True, check=False)  # Qwen: "not beneficial" at this size
         host.prompt("What port does staging use?", resume=True)
         transcripts = sorted(host.home.rglob("events.jsonl" if name == "copilot" else "*.jsonl"))
-        transcripts = [p for p in transcripts if "chats" in p.parts or name == "copilot"]
+        transcripts = [p for p in transcripts if "chats" in p.parts or name != "qwen"]
+        transcripts = [p for p in transcripts if "sessions" in p.parts or name != "pi"]
         shutil.rmtree(out, ignore_errors=True)
-        (out / "hook-input").mkdir(parents=True)
+        (out / "hook-input" if name != "pi" else out).mkdir(parents=True)
         placeholder = f"/tmp/{name}-fixture"
+        host.stop_daemon()
         for path in sorted(captured.iterdir()):
-            text = path.read_text().replace(tmp, placeholder)
+            text = _placed(path.read_text(), tmp, placeholder)
             (out / "hook-input" / path.name).write_text(text)
-        lines = transcripts[-1].read_text().replace(tmp, placeholder).splitlines(keepends=True)
+        lines = _placed(transcripts[-1].read_text(), tmp, placeholder).splitlines(keepends=True)
         kept = [line for line in lines if json.loads(line).get("type") not in BULKY]
         (out / "transcript.jsonl").write_text("".join(kept))
         print(f"{name} {kind.version}: {len(list(captured.iterdir()))} hook inputs, {out}")

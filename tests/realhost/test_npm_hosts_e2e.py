@@ -14,7 +14,7 @@ from tests.realhost.npm_host import KINDS, NpmHost
 
 DEPLOY = "We deploy with `make ship`, never `kubectl apply` by hand."
 LESSON = "Don't mock the database in these tests, we got burned by a mocked migration."
-SHELL_TOOL = {"qwen": "run_shell_command", "copilot": "bash"}
+SHELL_TOOL = {"qwen": "run_shell_command", "copilot": "bash", "pi": "bash"}
 
 
 def _git(project: Path, *args: str) -> str:

@@ -23,6 +23,7 @@ DIALECTS = {
     "opencode": "memdir.adapters.hosts.opencode",
     "qwen": "memdir.adapters.hosts.qwen",
     "copilot": "memdir.adapters.hosts.copilot",
+    "pi": "memdir.adapters.hosts.pi",
 }
 # hosts memdir can only give its MCP server (no hooks it could run)
 MCP_ONLY = ("claude-desktop",)

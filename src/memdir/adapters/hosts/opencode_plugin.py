@@ -26,29 +26,8 @@ from collections.abc import Mapping, Sequence
 MARKER = "// memdir: written by `memdir install opencode`; `memdir uninstall opencode` removes it"
 _GLOBAL_FLAGS = ("--dir", "--settings", "--claude")
 
-_TEMPLATE = """\
-__MARKER__
-// OpenCode plugin (v1 API): recall on each user message, session notes at compaction,
-// extraction when the session goes idle. It forwards events to memdir's hook core.
-import { spawn } from "node:child_process"
-import fs from "node:fs"
-import net from "node:net"
-import path from "node:path"
-
-const COMMAND = __COMMAND__
-const INSTALLED = __INFO__
-const EXTRA_ENV = __EXTRA_ENV__
-const FLAGS = __FLAGS__
-const EVENT_NAMES = __EVENTS__
-const TIMEOUT_MS = {
-  "session-start": 10000,
-  "user-prompt-submit": 5000,
-  stop: 10000,
-  "pre-compact": 50000,
-  "session-end": 50000,
-}
-const MAX_ANSWER = 8 * 1024 * 1024
-
+# memdir as a process, bounded: "" for any failure (shared by the JavaScript memdir writes)
+RUN_MEMDIR = """\
 function runMemdir(args, input, timeoutMs, env, cwd) {
   return new Promise((resolve) => {
     let out = ""
@@ -88,6 +67,32 @@ function runMemdir(args, input, timeoutMs, env, cwd) {
     child.stdin.end(input)
   })
 }
+"""
+
+_TEMPLATE = """\
+__MARKER__
+// OpenCode plugin (v1 API): recall on each user message, session notes at compaction,
+// extraction when the session goes idle. It forwards events to memdir's hook core.
+import { spawn } from "node:child_process"
+import fs from "node:fs"
+import net from "node:net"
+import path from "node:path"
+
+const COMMAND = __COMMAND__
+const INSTALLED = __INFO__
+const EXTRA_ENV = __EXTRA_ENV__
+const FLAGS = __FLAGS__
+const EVENT_NAMES = __EVENTS__
+const TIMEOUT_MS = {
+  "session-start": 10000,
+  "user-prompt-submit": 5000,
+  stop: 10000,
+  "pre-compact": 50000,
+  "session-end": 50000,
+}
+const MAX_ANSWER = 8 * 1024 * 1024
+
+__RUN_MEMDIR__
 
 function askDaemon(socket, payload, timeoutMs) {
   // {answer} from the daemon, {timeout: true} once it took the event, or {failed: true}
@@ -328,6 +333,7 @@ def render_plugin(
     argv, extra, flags = split_command(command)
     return (
         _TEMPLATE.replace("__MARKER__", MARKER)
+        .replace("__RUN_MEMDIR__", RUN_MEMDIR.rstrip("\n"))
         .replace("__COMMAND__", json.dumps(argv))
         .replace("__INFO__", json.dumps(dict(info) if info else None, sort_keys=True))
         .replace("__EXTRA_ENV__", json.dumps(extra, sort_keys=True))
@@ -336,4 +342,4 @@ def render_plugin(
     )
 
 
-__all__ = ["MARKER", "render_plugin", "split_command"]
+__all__ = ["MARKER", "RUN_MEMDIR", "render_plugin", "split_command"]
