@@ -51,7 +51,10 @@ function sessionOf(ctx) {
     const sm = ctx.sessionManager
     const file = sm.getSessionFile ? sm.getSessionFile() : undefined
     const id = sm.getSessionId ? sm.getSessionId() : undefined
-    return { id: typeof id === "string" ? id : undefined, file: typeof file === "string" ? file : undefined }
+    return {
+      id: typeof id === "string" ? id : undefined,
+      file: typeof file === "string" ? file : undefined,
+    }
   } catch {
     return {}
   }
@@ -76,7 +79,8 @@ async function send(event, ctx, extra) {
     ...extra,
   }
   const env = { ...process.env, ...EXTRA_ENV }
-  const out = await runMemdir(["hook", "--host", "pi", event], JSON.stringify(body), TIMEOUT_MS[event], env, ctx.cwd)
+  const args = ["hook", "--host", "pi", event]
+  const out = await runMemdir(args, JSON.stringify(body), TIMEOUT_MS[event], env, ctx.cwd)
   try {
     const text = JSON.parse(out).additionalContext
     return typeof text === "string" ? text : ""
