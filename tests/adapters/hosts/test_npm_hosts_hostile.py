@@ -1,7 +1,8 @@
 """Hostile hook input from Qwen Code, Copilot CLI and pi (as memdir's extension sends it): every
-class the other hosts' hooks hold, as real processes (``memdir hook --host <name> <event>``). Each ends with exit 0 well within the
-host's timeout, no traceback, one hook-log row, nothing injected that should not be, nothing
-written outside memdir's dirs and the host's own, and no secret kept."""
+class the other hosts' hooks hold, as real processes (``memdir hook --host <name> <event>``). Each
+ends with exit 0 well within the host's timeout, no traceback, one hook-log row, nothing injected
+that should not be, nothing written outside memdir's dirs and the host's own, and no secret
+kept."""
 
 from __future__ import annotations
 
