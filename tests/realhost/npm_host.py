@@ -43,6 +43,9 @@ class HostKind:
     resume: Callable[[str], list[str]]  # argv for one prompt in the last session
     # the user's answer to the host's folder-trust prompt, where it has one
     trust: Callable[[NpmHost], None] = lambda host: None
+    # hosts the CLI sends telemetry to with no switch to stop it: refused by the proxy, never
+    # sent, and not counted as an escape of the user's data
+    telemetry: tuple[str, ...] = ()
 
     @property
     def version(self) -> str:
@@ -116,6 +119,10 @@ class NpmHost(MemdirUser):
         """One prompt in a new session, or (``resume``) in the last one."""
         argv = self.kind.resume(text) if resume else self.kind.one_shot(text)
         return self.run_cli(*argv, timeout=timeout, check=check)
+
+    def escapes(self) -> list[str]:
+        """What the CLI tried to send off loopback, less its known telemetry (all refused)."""
+        return [e for e in self.api.escapes if e.split(":")[0] not in self.kind.telemetry]
 
     def trust_project(self) -> None:
         """Trust the project as the user would at the host's prompt (docs/hosts.md)."""
@@ -214,4 +221,25 @@ PI = HostKind(
     resume=lambda text: [*_PI_MODEL, "-c", "-p", text],
 )
 
-KINDS = {kind.name: kind for kind in (QWEN, COPILOT, PI)}
+# -- Cline CLI -------------------------------------------------------------------------------------
+
+
+def _cline_config(host: NpmHost) -> None:
+    # what `cline auth -p openai-compatible -k KEY -m MODEL -b URL` writes, run as the user would
+    base = ["-p", "openai-compatible", "-k", "dummy-not-real", "-m", MODEL, "-b", host.api.base_url]
+    host.run_cli("auth", *base, timeout=120, check=True)
+
+
+CLINE = HostKind(
+    name="cline",
+    package="cline",
+    binary="cline",
+    configure=_cline_config,
+    # the default backend starts a hub daemon on 127.0.0.1 that outlives the run
+    environment=lambda host: {"CLINE_SESSION_BACKEND_MODE": "local"},
+    one_shot=lambda text: [text],
+    resume=lambda text: [text],  # continuing a session needs a TTY: a new run of its own
+    telemetry=("otel.cline.bot", "data.cline.bot"),
+)
+
+KINDS = {kind.name: kind for kind in (QWEN, COPILOT, PI, CLINE)}

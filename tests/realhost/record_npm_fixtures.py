@@ -40,10 +40,16 @@ EVENTS = {
     "qwen": ("SessionStart", "UserPromptSubmit", "Stop", "PreCompact", "SessionEnd"),
     "copilot": ("sessionStart", "userPromptSubmitted", "agentStop", "preCompact", "sessionEnd"),
 }
-SHELL = {"qwen": "run_shell_command", "copilot": "bash", "pi": "bash"}
+ECHO = {"command": "echo hi", "description": "say hi"}
+SHELL = {
+    "qwen": ("run_shell_command", ECHO),
+    "copilot": ("bash", ECHO),
+    "pi": ("bash", ECHO),
+    "cline": ("run_commands", {"commands": ["echo hi"]}),
+}
 # Copilot CLI's copies of the whole system prompt and message list (~100 KB a run): left out
 BULKY = ("system.message", "model.messages_snapshot", "model.model_call_success")
-COMPACT = {"qwen": "/compress", "copilot": "/compact", "pi": "/compact"}
+COMPACT = {"qwen": "/compress", "copilot": "/compact", "pi": "/compact", "cline": "/compact now"}
 
 
 def _hooks(name: str, script: Path, into: Path) -> dict[str, object]:
@@ -70,6 +76,16 @@ def _placed(text: str, tmp: str, placeholder: str) -> str:
     )
 
 
+def _transcripts(name: str, host: NpmHost) -> list[Path]:
+    """The session files the runs left, the one with the first run's prompt last."""
+    if name == "cline":  # memdir's plugin writes each conversation's messages (one per run)
+        found = sorted((host.home / ".memdir" / "cline" / "sessions").glob("*.json"))
+        return [p for p in found if "Run echo hi" in p.read_text()]
+    found = sorted(host.home.rglob("events.jsonl" if name == "copilot" else "*.jsonl"))
+    found = [p for p in found if "chats" in p.parts or name != "qwen"]
+    return [p for p in found if "sessions" in p.parts or name != "pi"]
+
+
 def record(name: str) -> None:
     kind = KINDS[name]
     cli = kind.find_cli()
@@ -82,32 +98,34 @@ def record(name: str) -> None:
         captured.mkdir()
         script = Path(tmp) / "capture.py"
         script.write_text(CAPTURE)
-        if name == "pi":  # no hook config: memdir's own extension, whose messages the file keeps
+        if name in ("pi", "cline"):  # no hook config: memdir's own extension or plugin
             host.extra_env["MEMDIR_HOST_MODEL"] = "off"
-            host.memdir("install", "pi", "--user")
+            host.memdir("install", name, "--user")
         else:
             settings = host.home / f".{name}" / "settings.json"
             value = json.loads(settings.read_text()) if settings.exists() else {}
             host.write_json(settings, {**value, "hooks": _hooks(name, script, captured)})
-        call = FunctionCall(SHELL[name], {"command": "echo hi", "description": "say hi"})
+        call = FunctionCall(*SHELL[name])
         api.script(Reply(calls=(call,)), "Said hi.")
         host.prompt("Run echo hi, then remember that CI runs on ubuntu-24.04.")
         host.prompt("And the staging database listens on port 5433.", resume=True)
         host.prompt(COMPACT[name], resume=True, check=False)  # Qwen: "not beneficial" at this size
         host.prompt("What port does staging use?", resume=True)
-        transcripts = sorted(host.home.rglob("events.jsonl" if name == "copilot" else "*.jsonl"))
-        transcripts = [p for p in transcripts if "chats" in p.parts or name != "qwen"]
-        transcripts = [p for p in transcripts if "sessions" in p.parts or name != "pi"]
+        transcripts = _transcripts(name, host)
         shutil.rmtree(out, ignore_errors=True)
-        (out / "hook-input" if name != "pi" else out).mkdir(parents=True)
+        (out / "hook-input" if name not in ("pi", "cline") else out).mkdir(parents=True)
         placeholder = f"/tmp/{name}-fixture"
         host.stop_daemon()
         for path in sorted(captured.iterdir()):
             text = _placed(path.read_text(), tmp, placeholder)
             (out / "hook-input" / path.name).write_text(text)
         lines = _placed(transcripts[-1].read_text(), tmp, placeholder).splitlines(keepends=True)
-        kept = [line for line in lines if json.loads(line).get("type") not in BULKY]
-        (out / "transcript.jsonl").write_text("".join(kept))
+        kept = [
+            line for line in lines if name == "cline" or json.loads(line).get("type") not in BULKY
+        ]
+        (out / ("messages.json" if name == "cline" else "transcript.jsonl")).write_text(
+            "".join(kept)
+        )
         print(f"{name} {kind.version}: {len(list(captured.iterdir()))} hook inputs, {out}")
 
 

@@ -14,7 +14,13 @@ from tests.realhost.npm_host import KINDS, NpmHost
 
 DEPLOY = "We deploy with `make ship`, never `kubectl apply` by hand."
 LESSON = "Don't mock the database in these tests, we got burned by a mocked migration."
-SHELL_TOOL = {"qwen": "run_shell_command", "copilot": "bash", "pi": "bash"}
+ECHO = {"command": "echo hi", "description": "hi"}
+SHELL_TOOL = {
+    "qwen": ("run_shell_command", ECHO),
+    "copilot": ("bash", ECHO),
+    "pi": ("bash", ECHO),
+    "cline": ("run_commands", {"commands": ["echo hi"]}),
+}
 
 
 def _git(project: Path, *args: str) -> str:
@@ -46,7 +52,7 @@ def test_recall_reaches_the_request_once_per_session(npm_host: NpmHost) -> None:
     _setup(npm_host)
     _add_deploy_memory(npm_host)
     # a tool call first: Qwen Code fires its prompt hook again for the continuation
-    call = FunctionCall(SHELL_TOOL[npm_host.kind.name], {"command": "echo hi", "description": "hi"})
+    call = FunctionCall(*SHELL_TOOL[npm_host.kind.name])
     npm_host.api.script(Reply(calls=(call,)), "Deploy with make ship.")
     npm_host.prompt("How do I deploy this service to production?")
     requests = npm_host.main_requests()
@@ -60,7 +66,7 @@ def test_recall_reaches_the_request_once_per_session(npm_host: NpmHost) -> None:
     assert "hotfix for staging" in second
     assert second.count(DEPLOY) == 1  # in the history once, not recalled again
     assert second.count("# Memory (memdir)") == 1
-    assert not npm_host.api.escapes
+    assert not npm_host.escapes()
 
 
 def test_extraction_feeds_the_next_session(npm_host: NpmHost) -> None:

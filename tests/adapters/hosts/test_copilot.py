@@ -99,7 +99,13 @@ def test_the_recorded_compaction_is_counted() -> None:
 
 @pytest.mark.parametrize(
     "content",
-    [b"", b"\xff\xfe garbage\n", b'{"type": "user.message", "data": 5}\n', b"[" * 100_000],
+    [
+        b"",
+        b"\xff\xfe garbage\n",
+        b'{"type": "user.message", "data": 5}\n',
+        b'{"type": "assistant.message", "id": "a", "data": {"toolRequests": 7}}\n',
+        b"[" * 100_000,
+    ],
 )
 def test_hostile_event_logs_read_without_raising(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / "events.jsonl"

@@ -24,6 +24,7 @@ DIALECTS = {
     "qwen": "memdir.adapters.hosts.qwen",
     "copilot": "memdir.adapters.hosts.copilot",
     "pi": "memdir.adapters.hosts.pi",
+    "cline": "memdir.adapters.hosts.cline",
 }
 # hosts memdir can only give its MCP server (no hooks it could run)
 MCP_ONLY = ("claude-desktop",)

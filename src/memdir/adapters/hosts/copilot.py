@@ -133,7 +133,8 @@ def _convert(record: Mapping[str, Any]) -> Entry | None:
         text = data.get("content")
         if isinstance(text, str) and text.strip():
             blocks.append({"type": "text", "text": text.strip()})
-        for n, call in enumerate(data.get("toolRequests") or []):
+        calls = data.get("toolRequests")
+        for n, call in enumerate(calls if isinstance(calls, list) else []):
             if isinstance(call, dict):
                 args = call.get("arguments")
                 blocks.append(
