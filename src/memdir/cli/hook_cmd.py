@@ -113,7 +113,7 @@ def _quiet_library_warnings() -> None:
 
 def cmd_event(ctx: CliContext) -> int:
     from memdir.adapters.hooks.hostmodel import is_child
-    from memdir.adapters.hooks.runner import run_event
+    from memdir.adapters.hooks.runner import fallback_cache, run_event
 
     if is_child(ctx.env):  # a CLI memdir itself started: no recursion, no log rows
         return 0
@@ -123,7 +123,7 @@ def cmd_event(ctx: CliContext) -> int:
         _read_stdin(),
         _dialect(hook_flags(ctx).host),
         lambda cwd: hook_context(ctx, cwd),
-        lambda: ctx.paths.cache_dir,
+        lambda: fallback_cache(lambda: ctx.paths.cache_dir, ctx.env),
     )
     ctx.out.stdout.write(stdout)
     ctx.out.stdout.flush()
@@ -133,17 +133,27 @@ def cmd_event(ctx: CliContext) -> int:
 
 def cmd_log(ctx: CliContext) -> int:
     from memdir.adapters.hooks import hooklog
+    from memdir.config import memdir_home_from_env
+    from memdir.errors import ConfigError
 
     a = ctx.args
-    rows = hooklog.read(ctx.paths.cache_dir, session=a.session, limit=a.limit)
+    home = memdir_home_from_env(ctx.env)
+    broken = None
+    try:
+        cache_dir = ctx.paths.cache_dir
+    except ConfigError as exc:  # the log is how the user learns why memory stopped: show it
+        broken, cache_dir = str(exc), hooklog.unresolved_cache(home)
+        ctx.out.warn(f"{broken}; the hooks' own record of it follows")
+    rows = hooklog.read_all(cache_dir, home, session=a.session, limit=a.limit)
     if ctx.out.json_mode:
         ctx.out.data(rows)
         return 0
     if not rows:
-        ctx.out.data([], f"(no hook activity logged in {hooklog.log_path(ctx.paths.cache_dir)})")
+        ctx.out.data([], f"(no hook activity logged in {hooklog.log_path(cache_dir)})")
         return 0
     lines = [table([_summary(r) for r in rows], ["time", "session", "event", "ms", "what"])]
-    lines.append(_spend_line(ctx, a.session))
+    if broken is None:
+        lines.append(_spend_line(ctx, a.session))
     if a.full:
         for r in rows:
             if r.get("text"):

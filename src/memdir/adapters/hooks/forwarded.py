@@ -26,6 +26,7 @@ from memdir.adapters.hooks.runner import (
     HANDLERS,
     HookFlags,
     cache_dir_for,
+    fallback_cache,
     make_context,
     run_event,
 )
@@ -154,6 +155,6 @@ def serve_hook(
             make_context(env, c or home, hook_flags, dialect, recaller=recaller, warm_up=warm_up),
             request=request,
         ),
-        lambda: cache_dir_for(env, home, hook_flags),
+        lambda: fallback_cache(lambda: cache_dir_for(env, home, hook_flags), env),
     )
     return {"stdout": stdout, "stderr": stderr}

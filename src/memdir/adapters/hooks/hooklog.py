@@ -51,6 +51,24 @@ def log_path(cache_dir: Path) -> Path:
     return cache_dir / "hooks" / "log.jsonl"
 
 
+def unresolved_cache(memdir_home: Path) -> Path:
+    """Where a hook records what it could not even resolve a project's cache dir for (broken
+    settings): ``memdir hook log`` shows these rows in every project."""
+    return memdir_home / "cache" / "unresolved"
+
+
+def read_all(
+    cache_dir: Path, memdir_home: Path, *, session: str | None = None, limit: int = 20
+) -> list[dict[str, Any]]:
+    """The project's records and the unresolved ones, by time, the newest ``limit``."""
+    rows = read(cache_dir, session=session, limit=0)
+    unresolved = unresolved_cache(memdir_home)
+    extra = [] if unresolved == cache_dir else read(unresolved, session=session, limit=0)
+    if extra:
+        rows = sorted([*rows, *extra], key=lambda r: r.get("ts") or 0)
+    return rows[-limit:] if limit > 0 else rows
+
+
 def record(cache_dir: Path, entry: Mapping[str, Any]) -> None:
     """Append ``entry`` (plus a timestamp); problems go to the logger, never to the caller."""
     path = log_path(cache_dir)

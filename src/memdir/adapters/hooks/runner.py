@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memdir.adapters import recall_client
-from memdir.adapters.hooks import hooklog, lifecycle
+from memdir.adapters.hooks import hooklog, lifecycle, shown
 from memdir.adapters.hooks.fastpath import UNANSWERED_ENV
 from memdir.adapters.hooks.handlers import (
     EXTRACT_MODES,
@@ -49,6 +49,27 @@ def _prompt(inp: HookInput, hc: HookContext) -> str:
     start = pending_start(inp, hc)
     restart = lifecycle.after_host_compaction(inp, hc)
     return user_prompt_submit(inp, hc, "\n\n".join(t for t in (start, restart) if t))
+
+
+def _check_memory_dir(memory_dir: Path) -> None:
+    """A memory dir that is not a directory gives the host nothing at all: not even the
+    instructions, which would tell the model to save memories where none can be."""
+    if memory_dir.exists() and not memory_dir.is_dir():
+        raise ConfigError(
+            f"the memory dir {memory_dir} is not a directory; memory is off until it is moved "
+            "aside (`memdir doctor` says more)"
+        )
+
+
+def fallback_cache(resolve: Callable[[], Path], env: Mapping[str, str]) -> Path:
+    """The project's cache dir from the settings, else (the settings themselves are broken)
+    the unresolved one, so the error still leaves its row in the hook log."""
+    from memdir.config import memdir_home_from_env
+
+    try:
+        return resolve()
+    except ConfigError:
+        return hooklog.unresolved_cache(memdir_home_from_env(env))
 
 
 def _with_transcript(inp: HookInput, hc: HookContext) -> HookInput:
@@ -185,6 +206,7 @@ def run_event(
         cwd = Path(inp.cwd) if inp.cwd and Path(inp.cwd).is_dir() else None
         hc = build(cwd)
         cache_dir = hc.cache_dir
+        _check_memory_dir(hc.paths.memory_dir)
         inp = _with_transcript(inp, hc)
         text = HANDLERS[event](inp, hc)
         lifecycle.refresh_host_files(hc, session, event)
@@ -199,4 +221,9 @@ def run_event(
             if dialect.name != "claude-code":
                 row["host"] = dialect.name
             hooklog.record(cache_dir, row)
+        show = True
+        with contextlib.suppress(Exception):
+            show = shown.should_show(cache_dir, session, event, message)
+        if not show:
+            return "", ""  # shown once this prompt already; the log has this event's row
         return "", f"memdir hook {event}: {message}\n"
