@@ -160,6 +160,9 @@ def plan_install(
             added.update(part)
         added["host"] = host.name
         added["new_file"] = previous.get("new_file", before is None)
+        if added["new_file"] and "created_dirs" not in added:
+            # the dirs made for a new config file go with it (an empty .claude/ left behind)
+            added["created_dirs"] = previous.get("created_dirs") or managed_file.missing_dirs(path)
         if previous.get("backup"):
             added["backup"] = previous["backup"]
         changes.append(FileChange(path, before, text, added))

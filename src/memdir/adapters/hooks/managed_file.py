@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import shlex
+import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,7 +29,7 @@ def digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _missing_dirs(path: Path) -> list[str]:
+def missing_dirs(path: Path) -> list[str]:
     """``path``'s ancestors that do not exist yet, deepest first."""
     missing = []
     parent = path.parent
@@ -55,14 +57,19 @@ def plan(
         raise InstallError(
             f"{target.path} exists and memdir did not write it; move it aside to install"
         )
-    created = list(previous.get("created_dirs", [])) or _missing_dirs(target.path)
+    created = list(previous.get("created_dirs", [])) or missing_dirs(target.path)
     # the commands the file runs as its fallback: `memdir status` counts them as the host's
     # hooks and `memdir doctor` checks their program resolves, as for hooks in a config file
     events = getattr(host, "events", {})
     hooks = [shlex.join([*command, "hook", "--host", host.name, word]) for word in events]
     generated = {n: digest(t) for n, t in getattr(host, "generated_files", {}).items()}
-    record = {"file_sha256": digest(text), "created_dirs": created, "hooks": hooks}
-    return text, {**record, "generated": generated} if generated else record
+    record: dict[str, Any] = {"file_sha256": digest(text), "created_dirs": created, "hooks": hooks}
+    if generated:
+        record["generated"] = generated
+    packages = list(getattr(host, "generated_packages", ()))
+    if packages:
+        record["generated_packages"] = packages
+    return text, record
 
 
 def unplan(target: Target, before: str, added: Mapping[str, Any]) -> None:
@@ -74,11 +81,46 @@ def unplan(target: Target, before: str, added: Mapping[str, Any]) -> None:
         )
 
 
+# what npm or bun leave where a host installs packages into a dir (OpenCode: its plugin SDK)
+_PACKAGE_FILES = ("package.json", "package-lock.json", "bun.lock", "bun.lockb")
+
+
+def _host_packages(directory: Path, packages: Sequence[str]) -> None:
+    """Remove a package install the host made in ``directory`` — only while its
+    ``package.json`` lists nothing but ``packages`` (a user's own dependencies keep it all)."""
+    try:
+        manifest = json.loads((directory / "package.json").read_text("utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return
+    deps = manifest.get("dependencies") if isinstance(manifest, dict) else None
+    if (
+        not isinstance(deps, dict)
+        or set(manifest) != {"dependencies"}
+        or not set(deps) <= set(packages)
+    ):
+        return
+    modules = directory / "node_modules"
+    with contextlib.suppress(OSError):
+        if modules.is_symlink():
+            modules.unlink()
+        elif modules.is_dir():
+            shutil.rmtree(modules)
+    for name in _PACKAGE_FILES:
+        with contextlib.suppress(OSError):
+            path = directory / name
+            if path.is_file() and not path.is_symlink():
+                path.unlink()
+
+
 def remove_created_dirs(added: Mapping[str, Any]) -> None:
     """The directories the install made for the file, deepest first, while empty but for the
-    host's own generated files (removed first, when their bytes are the host's)."""
+    host's own generated files (removed first, when their bytes are the host's) and a package
+    install the host made there of only its own packages (OpenCode's plugin SDK)."""
     generated = added.get("generated") or {}
+    packages = [p for p in added.get("generated_packages") or [] if isinstance(p, str)]
     for raw in added.get("created_dirs", []):
+        if packages:
+            _host_packages(Path(raw), packages)
         for name, want in generated.items():
             path = Path(raw) / name
             with contextlib.suppress(OSError, UnicodeDecodeError):

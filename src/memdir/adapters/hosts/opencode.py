@@ -288,6 +288,8 @@ class OpenCode:
     # "$schema" key in a config it loads, a .gitignore in a config dir that holds a plugin. An
     # uninstall that leaves only these removes them with the file and the dirs it created.
     generated_keys = frozenset({"$schema"})
+    # OpenCode installs its plugin SDK into every config dir it loads plugins from
+    generated_packages = ("@opencode-ai/plugin",)
     generated_files: Mapping[str, str] = {
         ".gitignore": "node_modules\npackage.json\npackage-lock.json\nbun.lock\n.gitignore"
     }
