@@ -280,3 +280,14 @@ def test_status_and_doctor_list_each_installed_host(tmp_path: Path) -> None:
     doctor = memdir("doctor")
     assert {h["host"] for h in doctor["hosts"]} == {"codex", "claude-code"}
     assert "codex-project-untrusted" in {p["kind"] for p in doctor["problems"]}
+
+
+def test_every_hook_carries_a_name_codex_shows(tmp_path: Path) -> None:
+    """Codex's /hooks review listed memdir's hooks as "Unnamed hook": its hooks have no name
+    field; ``statusMessage`` is what it shows (and hashes: the trust recipe includes it)."""
+    from memdir.adapters.hosts.codex import DIALECT
+
+    specs = DIALECT.hook_specs(["memdir"])
+    labels = [spec.entry()["hooks"][0].get("statusMessage") for spec in specs]
+    assert all(isinstance(label, str) and label.startswith("memdir: ") for label in labels)
+    assert len(set(labels)) == len(specs)

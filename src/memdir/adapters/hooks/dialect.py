@@ -45,6 +45,9 @@ class HookSpec:
     flat: bool = False
     # a flat hook's keys: Cursor's ``command``/``timeout``, Copilot CLI's ``bash``/``timeoutSec``
     keys: tuple[str, str] = ("command", "timeout")
+    # what a host shows for the hook where it names hooks by it (Codex's ``/hooks`` list and
+    # its spinner: ``statusMessage``)
+    status: str | None = None
 
     def entry(self) -> dict[str, Any]:
         """The ``{"matcher", "hooks": [{"type": "command", ...}]}`` group most hosts share,
@@ -57,6 +60,8 @@ class HookSpec:
         hook: dict[str, Any] = {"type": "command", "command": self.command, "timeout": self.timeout}
         if self.name is not None:
             hook = {"name": self.name, **hook}
+        if self.status is not None:
+            hook["statusMessage"] = self.status
         if self.run_async:
             hook["async"] = True
         group: dict[str, Any] = {"hooks": [hook]}

@@ -103,8 +103,9 @@ def _update(groups: list[Any], spec: HookSpec) -> None:
             for hook in group["hooks"]:
                 if isinstance(hook, dict) and hook.get("command") == spec.command:
                     hook["timeout"] = want["timeout"]
-                    if "name" in want:
-                        hook["name"] = want["name"]
+                    for key in ("name", "statusMessage"):
+                        if key in want:
+                            hook[key] = want[key]
                     if "async" in want:
                         hook["async"] = want["async"]
                     else:

@@ -72,6 +72,16 @@ def codex_home(env: Mapping[str, str], home: Path | None = None) -> Path:
     return (home or Path(env.get("HOME") or Path.home())) / ".codex"
 
 
+# how Codex's /hooks review and its spinner name each hook (it has no "name" field)
+STATUS = {
+    "session-start": "memdir: memory index",
+    "user-prompt-submit": "memdir: recalling memories",
+    "stop": "memdir: saving what the turn taught",
+    "pre-compact": "memdir: session notes",
+    "session-end": "memdir: session end",
+}
+
+
 def parse(event: str, body: Mapping[str, Any]) -> HookInput:
     return standard_input(event, body, EVENTS)
 
@@ -241,7 +251,12 @@ class Codex:
     def hook_specs(self, command: Sequence[str]) -> list[HookSpec]:
         prefix = shlex.join(command)
         return [
-            HookSpec(host_name, hook_command(prefix, self.name, word), HOOK_TIMEOUTS[word])
+            HookSpec(
+                host_name,
+                hook_command(prefix, self.name, word),
+                HOOK_TIMEOUTS[word],
+                status=STATUS[word],
+            )
             for word, host_name in EVENTS.items()
         ]
 
