@@ -421,7 +421,7 @@ async def test_resources_and_prompt_follow_writes(server: MCPServer, store: Memo
         mechanics = instructions.contents[0].text  # type: ignore[union-attr]
         assert "memory_recall" in mechanics and "<name>feedback</name>" in mechanics
         assert str(store.root) in mechanics
-        prompt = await client.get_prompt("memory")
+        prompt = await client.get_prompt("memdir")
         text = prompt.messages[0].content.text  # type: ignore[union-attr]
         assert "memory_save" in text and "(work/freeze.md)" in text
 

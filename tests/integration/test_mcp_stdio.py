@@ -205,7 +205,7 @@ async def test_every_tool_over_stdio(tmp_path: Path) -> None:
 
         index_resource = await client.read_resource("memdir://index")
         assert "(deploy_freeze.md)" in index_resource.contents[0].text  # type: ignore[union-attr]
-        prompt = await client.get_prompt("memory")
+        prompt = await client.get_prompt("memdir")
         assert "memory_save" in prompt.messages[0].content.text  # type: ignore[union-attr]
 
 

@@ -309,7 +309,8 @@ def build_server(
     def instructions_resource() -> str:
         return instructions_text(store, mechanics)
 
-    @server.prompt(name="memory", description="How to use this memory, plus the current index.")
+    # not "memory": Gemini CLI, Qwen Code and Claude Code have a built-in /memory command
+    @server.prompt(name="memdir", description="How to use this memory, plus the current index.")
     def memory_prompt() -> str:
         return f"{instructions_text(store, mechanics)}\n\n# MEMORY.md\n\n{tools.index()['content']}"
 
