@@ -283,14 +283,16 @@ def cmd_doctor(ctx: CliContext) -> int:
     summary["problems"] = problems
     if ctx.args.fix is not None:
         summary["fixed"] = fixed
-    from memdir.cli.status_cmd import installed_summary
+    from memdir.cli.status_cmd import installed_summary, runs_label
 
     summary["hosts"] = hosts = installed_summary(ctx)
     text = [f"memory dir: {store.root}", f"memories:   {diagnosis.memories}"]
     for h in hosts:
-        runs = f"{h['hooks']} hooks + MCP server" if h["hooks"] else "MCP server"
+        runs = runs_label(h)
         if h["where"] == "here":
             text.append(f"installed:  {h['host']} ({runs})")
+            if h["untested"]:
+                text.append(f"            {h['host']}: {h['untested']}")
     others = sorted({h["host"] for h in hosts if h["where"] != "here"})
     if others:
         text.append(f"elsewhere:  other repositories have {', '.join(others)} (not checked here)")

@@ -66,8 +66,11 @@ def installed_summary(ctx: CliContext) -> list[dict[str, Any]]:
         for host, files in installed_hosts(part).items():
             hooks = sum(f["hooks"] for f in files)
             model = None
-            if hooks and host in DIALECTS:
-                model = background_spec(ctx.settings, dialect(host).model_provider)
+            untested = None
+            if host in DIALECTS:
+                untested = getattr(dialect(host), "untested", None)
+                if hooks:
+                    model = background_spec(ctx.settings, dialect(host).model_provider)
             out.append(
                 {
                     "host": host,
@@ -75,9 +78,18 @@ def installed_summary(ctx: CliContext) -> list[dict[str, Any]]:
                     "hooks": hooks,
                     "background_model": model,
                     "where": where,  # "elsewhere": another repository's install
+                    "untested": untested,  # why memdir never ran this host's real CLI
                 }
             )
     return out
+
+
+def runs_label(host: dict[str, Any]) -> str:
+    """ "5 hooks + MCP server", "5 hooks" (pi, Cline: no MCP), "MCP server" (Claude Desktop)."""
+    mcp = any(f.get("mcp_server") for f in host["files"])
+    if not host["hooks"]:
+        return "MCP server"
+    return f"{host['hooks']} hooks" + (" + MCP server" if mcp else "")
 
 
 def headline_model(ctx: CliContext, hosts: list[dict[str, Any]]) -> str | None:
@@ -108,12 +120,14 @@ def _text(p: dict[str, Any]) -> str:
     for h in p["hosts"]:
         if h["where"] != "here":
             continue
-        runs = f"{h['hooks']} hooks + MCP server" if h["hooks"] else "MCP server"
+        runs = runs_label(h)
         model = (
             f"; background model {h['background_model'] or 'none (offline)'}" if h["hooks"] else ""
         )
         where = ", ".join(f["path"] for f in h["files"])
         lines.append(f"installed in      {h['host']}: {runs}{model} ({where})")
+        if h["untested"]:
+            lines.append(f"                  {h['host']}: {h['untested']}")
     if not any(h["where"] == "here" for h in p["hosts"]):
         lines.append("installed in      no host here (memdir install <host>)")
     others = sorted({h["host"] for h in p["hosts"] if h["where"] != "here"})

@@ -200,7 +200,7 @@ def test_a_prompt_hook_fired_again_for_a_tool_result_is_answered_once(host: Fake
     rows = [
         json.loads(x) for x in (host.cache_dir / "hooks" / "log.jsonl").read_text().splitlines()
     ]
-    assert rows[-1]["skipped"] == "this prompt was answered already"
+    assert rows[-1]["skipped"] == "answered already for this turn"
     later = host.run(
         "user-prompt-submit",
         _hook(

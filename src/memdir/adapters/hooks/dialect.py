@@ -48,6 +48,7 @@ class HookSpec:
     # what a host shows for the hook where it names hooks by it (Codex's ``/hooks`` list and
     # its spinner: ``statusMessage``)
     status: str | None = None
+    typed: bool = False  # a flat hook that must say ``"type": "command"`` (Antigravity)
 
     def entry(self) -> dict[str, Any]:
         """The ``{"matcher", "hooks": [{"type": "command", ...}]}`` group most hosts share,
@@ -55,7 +56,7 @@ class HookSpec:
         "command", "bash", "timeoutSec"}``."""
         if self.flat:
             command, timeout = self.keys
-            kind = {} if command == "command" else {"type": "command"}
+            kind = {"type": "command"} if self.typed or command != "command" else {}
             return {**kind, command: self.command, timeout: self.timeout}
         hook: dict[str, Any] = {"type": "command", "command": self.command, "timeout": self.timeout}
         if self.name is not None:
@@ -73,6 +74,7 @@ class HookSpec:
 @dataclass(frozen=True, slots=True)
 class Target:
     """One config file an install edits: ``kind`` "hooks" (a hooks object at ``key``),
+    "named-hooks" (one top-level ``"memdir": {event: [hooks]}`` group: Antigravity),
     "mcp" (a servers object at ``key`` in JSON), "mcp-toml" (a ``[key.memdir]`` table) or
     "file" (a whole file memdir owns, its text from the host's optional ``file_text(target,
     command, loc)``: OpenCode's plugin). A host may also give ``mcp_entry(command)`` (its own

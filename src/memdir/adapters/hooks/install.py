@@ -188,6 +188,19 @@ def _plan_json(
         missing = {k: v for k, v in target.fields.items() if k not in after}
         after, created = {**missing, **after}, [*created, *missing]
         added: dict[str, Any] = {"hooks": sorted(new)}
+    elif target.kind == "named-hooks":  # {"memdir": {event: [handler]}}, memdir's own group
+        specs = host.hook_specs([*hook_prefix, *command])
+        group: dict[str, Any] = {}
+        for spec in specs:
+            group.setdefault(spec.event, []).append(spec.entry())
+        theirs = current.get(SERVER_NAME)
+        if theirs is not None and theirs != group and not previous.get("hooks"):
+            raise InstallError(
+                f"{target.path} already has a hook group named {SERVER_NAME!r} that memdir did "
+                "not write; rename or remove it to install"
+            )
+        after, created = {**current, SERVER_NAME: group}, []
+        added = {"hooks": sorted(s.command for s in specs)}
     else:
         shaped = getattr(host, "mcp_entry", None)  # a host with its own entry shape (OpenCode)
         entry = shaped(command) if shaped else server_entry(command, target.server, target.mcp_args)
@@ -241,6 +254,8 @@ def _unplan_json(target: Target, before: str, added: Mapping[str, Any]) -> tuple
         after = sm.remove_hooks(current, commands, created if added else None)
         if set(after) <= set(target.fields):  # nothing left but what the install added
             after = {k: v for k, v in after.items() if k not in created}
+    elif target.kind == "named-hooks":
+        after = {k: v for k, v in current.items() if k != SERVER_NAME}
     else:
         after = sm.remove_server(current, target.key, SERVER_NAME, created)
     text = before if after == current else sm.dump(after, like=before)

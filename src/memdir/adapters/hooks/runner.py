@@ -40,10 +40,21 @@ if TYPE_CHECKING:
     from memdir.paths import ResolvedPaths
 
 
+def _once_per_turn(handler: Callable[[HookInput, HookContext], str]) -> Callable[..., str]:
+    """A host that fires an event again for the same turn (Qwen Code's prompt hook on each
+    tool-result continuation, Antigravity's PreInvocation on each model call) says so with
+    ``HookInput.turn``: the first call is answered, the others are not."""
+
+    def once(inp: HookInput, hc: HookContext) -> str:
+        if inp.turn is not None and not _claim_turn(inp, hc):
+            log_event(hc, inp, time.perf_counter(), skipped="answered already for this turn")
+            return ""
+        return handler(inp, hc)
+
+    return once
+
+
 def _prompt(inp: HookInput, hc: HookContext) -> str:
-    if inp.turn is not None and not _claim_turn(inp, hc):
-        log_event(hc, inp, time.perf_counter(), skipped="this prompt was answered already")
-        return ""
     # a deferred session start first (its claim sees the context as the host resumed it), then
     # what a compaction the host recorded took out: each block lands once between them
     start = pending_start(inp, hc)
@@ -89,8 +100,8 @@ def _claim_turn(inp: HookInput, hc: HookContext) -> bool:
 
 
 HANDLERS: dict[str, Callable[[HookInput, HookContext], str]] = {
-    "session-start": session_start,
-    "user-prompt-submit": _prompt,
+    "session-start": _once_per_turn(session_start),
+    "user-prompt-submit": _once_per_turn(_prompt),
     "stop": lifecycle.stop,
     "pre-compact": lifecycle.pre_compact,
     "session-end": lifecycle.session_end,

@@ -25,6 +25,7 @@ DIALECTS = {
     "copilot": "memdir.adapters.hosts.copilot",
     "pi": "memdir.adapters.hosts.pi",
     "cline": "memdir.adapters.hosts.cline",
+    "antigravity": "memdir.adapters.hosts.antigravity",
 }
 # hosts memdir can only give its MCP server (no hooks it could run)
 MCP_ONLY = ("claude-desktop",)
