@@ -11,6 +11,7 @@ SOURCES: dict[str, tuple[str, str]] = {
     "mem0": ("mem0", "Mem0Source"),
     "mcp-memory": ("mcp_memory", "McpMemorySource"),
     "basic-memory": ("basic_memory", "BasicMemorySource"),
+    "qwen": ("qwen", "QwenSource"),
 }
 BUNDLE = "bundle"
 SOURCE_NAMES: tuple[str, ...] = (*SOURCES, BUNDLE)
