@@ -125,6 +125,28 @@ def test_notes_come_back_after_a_compaction(installed: CodexHost) -> None:
     assert request.count(START_BLOCK) == 1
 
 
+def test_a_resume_that_compacts_gives_memory_md_once(installed: CodexHost) -> None:
+    """Issue #38.3: the first run saved a memory (MEMORY.md changed), the resume compacts
+    first, then fires SessionStart twice (resume, then compact): one MEMORY.md block, not two."""
+    said = f"Remember that the staging database is called {MARKER}."
+    installed.exec(f"{said} Plan the release: the release branch is named release-mango-42.")
+    memory_dir = installed.memory_dir()
+    wait_for(
+        lambda: MARKER in (memory_dir / "MEMORY.md").read_text()
+        if (memory_dir / "MEMORY.md").exists() else False,
+        "the extraction to index the saved memory",
+    )  # fmt: skip
+    installed.add_top_level("model_auto_compact_token_limit = 2000")
+    installed.api.clear()
+    installed.exec("What was the release branch called?", resume=True)
+    assert installed.api.compaction_requests(), "Codex did not compact"
+    request = installed.api.model_requests()[-1].text()
+    log = installed.memdir("hook", "log", "--limit", "20").stdout
+    assert request.count("## MEMORY.md") == 1, log
+    assert request.count(START_BLOCK) == 1, log
+    assert "Session notes (kept across the compaction)" in request
+
+
 def test_a_memory_saved_in_claude_code_surfaces_at_the_next_codex_prompt(
     host: ClaudeHost, installed: CodexHost
 ) -> None:

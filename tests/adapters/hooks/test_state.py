@@ -121,3 +121,27 @@ def test_prune_removes_only_old_sessions(tmp_path: Path) -> None:
     os.utime(store.path("old"), (1, 1))
     assert store.prune(now=40 * 86400) == 1
     assert not store.path("old").exists() and store.path("new").exists()
+
+
+def test_a_compact_start_right_after_a_resume_start_keeps_what_the_resume_gave() -> None:
+    """Codex compacts a resumed session first, then fires SessionStart(resume) and
+    SessionStart(compact): the resume's blocks are already in the compacted context."""
+    state = SessionState("s")
+    assert state.claim_start("e1", ["instr", "index-v1"], "startup", 100.0)[1] == [
+        "instr",
+        "index-v1",
+    ]
+    state.compacted_at = 200.0  # pre-compact
+    assert state.claim_start("e2", ["instr", "index-v2"], "resume", 201.0)[1] == ["index-v2"]
+    _, new = state.claim_start("e3", ["instr", "index-v2", "notes"], "compact", 201.5)
+    assert new == ["instr", "notes"]  # index-v2 once; the instructions the compaction dropped
+
+
+def test_a_compaction_after_the_start_drops_every_block() -> None:
+    """Claude Code: the start, then later a compaction (pre-compact), then SessionStart(compact):
+    the compaction took every earlier block out."""
+    state = SessionState("s")
+    state.claim_start("e1", ["instr", "index"], "resume", 100.0)
+    state.compacted_at = 300.0
+    _, new = state.claim_start("e2", ["instr", "index", "notes"], "compact", 301.0)
+    assert new == ["instr", "index", "notes"]

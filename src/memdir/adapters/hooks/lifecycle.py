@@ -62,8 +62,9 @@ def pre_compact(inp: HookInput, hc: HookContext) -> str:
     ``source=compact`` can put them back; the recall byte budget starts afresh (the old
     attachments leave the context) while the never-twice set stays."""
     started = time.perf_counter()
-    if not _counts_compactions(hc):  # else the transcript says when one happened
-        with hc.sessions.update(inp.session_id) as state:
+    with hc.sessions.update(inp.session_id) as state:
+        state.compacted_at = time.time()
+        if not _counts_compactions(hc):  # else the transcript says when one happened
             state.used_bytes = 0
             state.compactions += 1
     log_event(hc, inp, started, trigger=inp.trigger, notes=_update_notes(inp, hc))

@@ -125,6 +125,8 @@ class SessionState:
     answer: Answer | None = None  # the daemon's last answer to a prompt, kept to take back
     given_up: list[str] = field(default_factory=list)  # requests a hook answered itself
     answered_turn: str = ""  # the host's id of the last prompt answered (HookInput.turn)
+    compacted_at: float = 0.0  # when the host last said it compacts (pre-compact)
+    start_given: list[str] = field(default_factory=list)  # the blocks the last start added
 
     @property
     def exhausted(self) -> bool:
@@ -155,12 +157,17 @@ class SessionState:
         does, or None; the ones that do). A block the context already holds is left out — a
         resume after a compaction holds what the compaction's session-start put there."""
         again = event_key == self.start_event and now - self.start_at < SAME_EVENT_SECONDS
+        # Codex compacts a resumed session before it starts it, then fires SessionStart twice
+        # (resume, then compact): what the resume's start gave came after the compaction and
+        # is in the context the compact start adds to
+        after_compaction = source == "compact" and 0 < self.compacted_at < self.start_at
         self.start_event, self.start_at = event_key, now
         if again:
             return "the same session-start delivered twice (memdir installed twice?)", []
         if source in NEW_CONTEXT_SOURCES:
-            self.start_blocks = []
+            self.start_blocks = list(self.start_given) if after_compaction else []
         new = [b for b in dict.fromkeys(blocks) if b not in self.start_blocks]
+        self.start_given = new
         if not new:
             return "this context already holds the same block", []
         self.start_blocks += new
@@ -235,6 +242,8 @@ class SessionState:
             answer=Answer.from_json(raw.get("answer")),
             given_up=[str(r) for r in raw.get("given_up", [])][-GIVEN_UP_KEPT:],
             answered_turn=str(raw.get("answered_turn", "")),
+            compacted_at=float(raw.get("compacted_at", 0.0)),
+            start_given=[str(b) for b in raw.get("start_given", [])],
         )
 
     def claim_turn(self, turn: str) -> bool:
