@@ -22,7 +22,7 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from memdir.adapters.hosts.opencode_plugin import RUN_MEMDIR, split_command
+from memdir.adapters.hosts.opencode_plugin import RUN_MEMDIR, TELL_MEMDIR, split_command
 
 MARKER = "// memdir: written by `memdir install cline`; `memdir uninstall cline` removes it"
 
@@ -42,6 +42,8 @@ const MAX_ANSWER = 8 * 1024 * 1024
 const started = new Set()
 
 __RUN_MEMDIR__
+
+__TELL_MEMDIR__
 
 function sessionFile(id) {
   return path.join(TRANSCRIPTS, String(id).replace(/[^A-Za-z0-9_.-]/g, "_") + ".json")
@@ -73,17 +75,21 @@ function promptOf(messages) {
   return ""
 }
 
-async function send(event, id, file, extra) {
-  const body = {
+function bodyOf(event, id, file, extra) {
+  return JSON.stringify({
     session_id: String(id),
     transcript_path: file,
     cwd: process.cwd(),
     hook_event_name: EVENT_NAMES[event],
     ...extra,
-  }
+  })
+}
+
+async function send(event, id, file, extra) {
   const env = { ...process.env, ...EXTRA_ENV }
   const args = ["hook", "--host", "cline", event]
-  const out = await runMemdir(args, JSON.stringify(body), TIMEOUT_MS[event], env, process.cwd())
+  const body = bodyOf(event, id, file, extra)
+  const out = await runMemdir(args, body, TIMEOUT_MS[event], env, process.cwd())
   try {
     const text = JSON.parse(out).additionalContext
     return typeof text === "string" ? text : ""
@@ -103,14 +109,14 @@ module.exports = {
         if (!id) return undefined
         const messages = snap.messages || []
         const file = save(id, messages)
-        const parts = []
-        if (!started.has(id)) {
+        const asks = []
+        if (!started.has(id)) {  // the session start and the prompt's recall, side by side
           started.add(id)
           const source = messages.length > 1 ? "resume" : "startup"
-          parts.push(await send("session-start", id, file, { source }))
+          asks.push(send("session-start", id, file, { source }))
         }
-        parts.push(await send("user-prompt-submit", id, file, { prompt: promptOf(messages) }))
-        const text = parts.filter(Boolean).join("\\n\\n")
+        asks.push(send("user-prompt-submit", id, file, { prompt: promptOf(messages) }))
+        const text = (await Promise.all(asks)).filter(Boolean).join("\\n\\n")
         if (text) return { appendContext: text }
       } catch {}
       return undefined
@@ -121,7 +127,10 @@ module.exports = {
         const id = snap && snap.conversationId
         if (!id) return
         const messages = (ctx.result && ctx.result.messages) || snap.messages || []
-        await send("stop", id, save(id, messages), {})
+        const body = bodyOf("stop", id, save(id, messages), {})
+        // handed over, not waited for: the extraction runs in memdir's own detached worker
+        const env = { ...process.env, ...EXTRA_ENV }
+        await tellMemdir(["hook", "--host", "cline", "stop"], body, env, process.cwd())
       } catch {}
     },
   },
@@ -136,6 +145,7 @@ def render_plugin(command: Sequence[str], events: Mapping[str, str], transcripts
     return (
         _TEMPLATE.replace("__MARKER__", MARKER)
         .replace("__RUN_MEMDIR__", RUN_MEMDIR.rstrip("\n"))
+        .replace("__TELL_MEMDIR__", TELL_MEMDIR.rstrip("\n"))
         .replace("__COMMAND__", json.dumps(argv))
         .replace("__EXTRA_ENV__", json.dumps(extra, sort_keys=True))
         .replace("__EVENTS__", json.dumps(dict(events)))

@@ -69,6 +69,36 @@ function runMemdir(args, input, timeoutMs, env, cwd) {
 }
 """
 
+# memdir as a process that nobody waits for (the turn's end, the session's end): the event is
+# handed over once memdir's stdin has it, and the host goes on while memdir works
+TELL_MEMDIR = """\
+function tellMemdir(args, input, env, cwd) {
+  return new Promise((resolve) => {
+    let child
+    try {
+      child = spawn(COMMAND[0], [...COMMAND.slice(1), ...args], {
+        cwd,
+        env,
+        stdio: ["pipe", "ignore", "ignore"],
+      })
+    } catch {
+      return resolve()
+    }
+    const timer = setTimeout(resolve, 2000)
+    child.on("error", () => {
+      clearTimeout(timer)
+      resolve()
+    })
+    child.stdin.on("error", () => {})
+    child.stdin.end(input, () => {
+      clearTimeout(timer)
+      child.unref()
+      resolve()
+    })
+  })
+}
+"""
+
 _TEMPLATE = """\
 __MARKER__
 // OpenCode plugin (v1 API): recall on each user message, session notes at compaction,
@@ -342,4 +372,4 @@ def render_plugin(
     )
 
 
-__all__ = ["MARKER", "RUN_MEMDIR", "render_plugin", "split_command"]
+__all__ = ["MARKER", "RUN_MEMDIR", "TELL_MEMDIR", "render_plugin", "split_command"]

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
-from memdir.adapters.hosts.opencode_plugin import RUN_MEMDIR, split_command
+from memdir.adapters.hosts.opencode_plugin import RUN_MEMDIR, TELL_MEMDIR, split_command
 
 MARKER = "// memdir: written by `memdir install pi`; `memdir uninstall pi` removes it"
 
@@ -46,6 +46,8 @@ const MAX_ANSWER = 8 * 1024 * 1024
 
 __RUN_MEMDIR__
 
+__TELL_MEMDIR__
+
 function sessionOf(ctx) {
   try {
     const sm = ctx.sessionManager
@@ -68,19 +70,32 @@ function hasMessages(ctx) {
   }
 }
 
-async function send(event, ctx, extra) {
+function bodyOf(event, ctx, extra) {
   const session = sessionOf(ctx)
-  if (!session.id) return ""
-  const body = {
+  if (!session.id) return null
+  return JSON.stringify({
     session_id: session.id,
     transcript_path: session.file ?? null,
     cwd: ctx.cwd,
     hook_event_name: EVENT_NAMES[event],
     ...extra,
-  }
+  })
+}
+
+// the turn's end and the session's end: handed over, not waited for (memdir's work on them
+// runs in its own detached worker anyway)
+async function tell(event, ctx, extra) {
+  const body = bodyOf(event, ctx, extra)
+  const env = { ...process.env, ...EXTRA_ENV }
+  if (body) await tellMemdir(["hook", "--host", "pi", event], body, env, ctx.cwd)
+}
+
+async function send(event, ctx, extra) {
+  const body = bodyOf(event, ctx, extra)
+  if (!body) return ""
   const env = { ...process.env, ...EXTRA_ENV }
   const args = ["hook", "--host", "pi", event]
-  const out = await runMemdir(args, JSON.stringify(body), TIMEOUT_MS[event], env, ctx.cwd)
+  const out = await runMemdir(args, body, TIMEOUT_MS[event], env, ctx.cwd)
   try {
     const text = JSON.parse(out).additionalContext
     return typeof text === "string" ? text : ""
@@ -105,7 +120,7 @@ export default function (pi) {
   })
   pi.on("agent_end", async (_event, ctx) => {
     try {
-      await send("stop", ctx, {})
+      await tell("stop", ctx, {})
     } catch {}
   })
   pi.on("session_before_compact", async (_event, ctx) => {
@@ -116,7 +131,7 @@ export default function (pi) {
   })
   pi.on("session_shutdown", async (event, ctx) => {
     try {
-      await send("session-end", ctx, { reason: String(event && event.reason) })
+      await tell("session-end", ctx, { reason: String(event && event.reason) })
     } catch {}
   })
 }
@@ -130,6 +145,7 @@ def render_extension(command: Sequence[str], events: Mapping[str, str]) -> str:
     return (
         _TEMPLATE.replace("__MARKER__", MARKER)
         .replace("__RUN_MEMDIR__", RUN_MEMDIR.rstrip("\n"))
+        .replace("__TELL_MEMDIR__", TELL_MEMDIR.rstrip("\n"))
         .replace("__COMMAND__", json.dumps(argv))
         .replace("__EXTRA_ENV__", json.dumps(extra, sort_keys=True))
         .replace("__EVENTS__", json.dumps(dict(events)))
