@@ -35,7 +35,8 @@ from typing import TYPE_CHECKING, Any
 
 from memdir.adapters.hooks.dialect import HookSpec, Target, hook_command
 from memdir.adapters.hooks.hookio import HookInput, clip, optional_str, session_id
-from memdir.errors import HookInputError, MemdirError
+from memdir.adapters.hosts.host_files import entry, jsonl_records
+from memdir.errors import HookInputError
 
 if TYPE_CHECKING:
     from memdir.adapters.hooks.dialect import Dialect, Locations
@@ -94,12 +95,7 @@ def _text_of(record: Mapping[str, Any]) -> str | None:
 def read_transcript(path: Path) -> list[Entry]:
     """The user's and the model's text from an Antigravity transcript ([] when unreadable);
     tool steps, system steps and anything of unknown shape are left out."""
-    from memdir.transcripts import read_transcript as read_jsonl
-
-    try:
-        records = read_jsonl(path).entries
-    except (MemdirError, OSError, ValueError, RecursionError):
-        return []
+    records = jsonl_records(path)
     out: list[Entry] = []
     for n, record in enumerate(records):
         kind = record.get("type", record.get("role", record.get("source")))
@@ -107,15 +103,8 @@ def read_transcript(path: Path) -> list[Entry]:
         text = _text_of(record) if role else None
         if role is None or text is None:
             continue
-        stamp = record.get("timestamp")
-        out.append(
-            {
-                "type": role,
-                "uuid": str(record.get("id") or record.get("stepId") or f"step-{n}"),
-                "timestamp": stamp if isinstance(stamp, str) else "",
-                "message": {"role": role, "content": [{"type": "text", "text": text}]},
-            }
-        )
+        ident = str(record.get("id") or record.get("stepId") or f"step-{n}")
+        out.append(entry(role, ident, record.get("timestamp"), [{"type": "text", "text": text}]))
     return out
 
 

@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 from memdir.adapters.hooks.dialect import HookSpec, Target
 from memdir.adapters.hooks.hookio import HookInput, clip, standard_input
-from memdir.errors import InstallError, MemdirError
+from memdir.adapters.hosts.host_files import entry, refuse_second_scope
+from memdir.errors import MemdirError
 
 if TYPE_CHECKING:
     from memdir.adapters.hooks.dialect import Dialect, Locations
@@ -117,12 +118,7 @@ def _convert(message: Mapping[str, Any], n: int) -> Entry | None:
         return None
     kind = "assistant" if role == "assistant" else "user"
     stamp = message.get("createdAt", message.get("ts"))
-    return {
-        "type": kind,
-        "uuid": ident,
-        "timestamp": str(stamp) if isinstance(stamp, (int, str)) else "",
-        "message": {"role": kind, "content": blocks},
-    }
+    return entry(kind, ident, str(stamp) if isinstance(stamp, (int, str)) else "", blocks)
 
 
 def read_messages(path: Path) -> list[Entry]:
@@ -182,12 +178,7 @@ class Cline:
 
     def check_install(self, scope: str, loc: Locations) -> None:
         """One plugin per Cline: with both, every run would be forwarded twice."""
-        other = "user" if scope == "project" else "project"
-        if self.plugin_path(other, loc).is_file():
-            raise InstallError(
-                f"memdir's Cline plugin is already installed at {self.plugin_path(other, loc)}; "
-                f"Cline would run both: `memdir uninstall cline --{other}` first"
-            )
+        refuse_second_scope(self.title, self.name, scope, loc, self.plugin_path)
 
     def problems(self, loc: Locations) -> list[dict[str, str]]:
         return []

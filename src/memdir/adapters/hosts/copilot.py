@@ -42,7 +42,7 @@ from memdir.adapters.hooks.hookio import (
     optional_str,
     session_id,
 )
-from memdir.errors import MemdirError
+from memdir.adapters.hosts.host_files import entry, jsonl_records
 
 if TYPE_CHECKING:
     from memdir.adapters.hooks.dialect import Dialect, Locations
@@ -101,24 +101,6 @@ def render(event: str, context: str) -> str:
 # -- transcripts --------------------------------------------------------------------------------
 
 
-def _records(path: Path) -> list[dict[str, Any]]:
-    from memdir.transcripts import read_transcript
-
-    try:
-        return read_transcript(path).entries
-    except (MemdirError, OSError, ValueError, RecursionError):
-        return []
-
-
-def _entry(kind: str, ident: str, stamp: Any, blocks: list[dict[str, Any]]) -> Entry:
-    return {
-        "type": kind,
-        "uuid": ident,
-        "timestamp": stamp if isinstance(stamp, str) else "",
-        "message": {"role": kind, "content": blocks},
-    }
-
-
 def _convert(record: Mapping[str, Any]) -> Entry | None:
     kind, data, ident = record.get("type"), record.get("data"), record.get("id")
     if not isinstance(data, dict) or not isinstance(ident, str):
@@ -127,7 +109,7 @@ def _convert(record: Mapping[str, Any]) -> Entry | None:
     if kind == "user.message":
         text = data.get("content")  # the user's words; transformedContent adds hooks' context
         if isinstance(text, str) and text.strip():
-            return _entry("user", ident, stamp, [{"type": "text", "text": text.strip()}])
+            return entry("user", ident, stamp, [{"type": "text", "text": text.strip()}])
     elif kind == "assistant.message":
         blocks: list[dict[str, Any]] = []
         text = data.get("content")
@@ -146,7 +128,7 @@ def _convert(record: Mapping[str, Any]) -> Entry | None:
                     }
                 )
         if blocks:
-            return _entry("assistant", ident, stamp, blocks)
+            return entry("assistant", ident, stamp, blocks)
     elif kind == "tool.execution_complete":
         result = data.get("result")
         content = result.get("content") if isinstance(result, dict) else None
@@ -157,19 +139,19 @@ def _convert(record: Mapping[str, Any]) -> Entry | None:
         }
         if data.get("success") is False:
             block["is_error"] = True
-        return _entry("user", ident, stamp, [block])
+        return entry("user", ident, stamp, [block])
     return None
 
 
 def read_events(path: Path) -> list[Entry]:
     """A Copilot CLI ``events.jsonl`` as memdir's entries ([] when unreadable or empty)."""
-    return [e for e in map(_convert, _records(path)) if e is not None]
+    return [e for e in map(_convert, jsonl_records(path)) if e is not None]
 
 
 def compactions(path: Path) -> int:
     """How many compactions the session's event log records as applied."""
     count = 0
-    for record in _records(path):
+    for record in jsonl_records(path):
         data = record.get("data")
         if record.get("type") == "session.compaction_complete" and isinstance(data, dict):
             count += data.get("success") is not False

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from memdir.adapters.hooks.dialect import HookSpec, Target
 from memdir.adapters.hooks.hookio import HookInput, clip, standard_input
-from memdir.errors import InstallError, MemdirError
+from memdir.adapters.hosts.host_files import entry, jsonl_records, refuse_second_scope
 
 if TYPE_CHECKING:
     from memdir.adapters.hooks.dialect import Dialect, Locations
@@ -62,15 +62,6 @@ def render(event: str, context: str) -> str:
 
 
 # -- session files ------------------------------------------------------------------------------
-
-
-def _records(path: Path) -> list[dict[str, Any]]:
-    from memdir.transcripts import read_transcript
-
-    try:
-        return read_transcript(path).entries
-    except (MemdirError, OSError, ValueError, RecursionError):
-        return []
 
 
 def _branch(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -135,24 +126,17 @@ def _convert(record: Mapping[str, Any]) -> Entry | None:
         if message.get("isError") is True:
             result["is_error"] = True
         blocks = [result]
-    if not blocks:
-        return None
-    return {
-        "type": kind,
-        "uuid": ident,
-        "timestamp": stamp if isinstance(stamp, str) else "",
-        "message": {"role": kind, "content": blocks},
-    }
+    return entry(kind, ident, stamp, blocks) if blocks else None
 
 
 def read_session(path: Path) -> list[Entry]:
     """A pi session file's current branch as memdir's entries ([] when unreadable or empty).
     memdir's own custom messages are ``custom_message`` entries: never read as the user's."""
-    return [e for e in map(_convert, _branch(_records(path))) if e is not None]
+    return [e for e in map(_convert, _branch(jsonl_records(path))) if e is not None]
 
 
 def compactions(path: Path) -> int:
-    return sum(1 for r in _branch(_records(path)) if r.get("type") == "compaction")
+    return sum(1 for r in _branch(jsonl_records(path)) if r.get("type") == "compaction")
 
 
 def _cwd_of(path: Path) -> Any:
@@ -221,12 +205,7 @@ class Pi:
 
     def check_install(self, scope: str, loc: Locations) -> None:
         """One extension per pi: with both, pi would load both and every event run twice."""
-        other = "user" if scope == "project" else "project"
-        if self.extension_path(other, loc).is_file():
-            raise InstallError(
-                f"memdir's pi extension is already installed at {self.extension_path(other, loc)}"
-                f"; pi would run both: `memdir uninstall pi --{other}` first"
-            )
+        refuse_second_scope(self.title, self.name, scope, loc, self.extension_path)
 
     def problems(self, loc: Locations) -> list[dict[str, str]]:
         return []  # pi loads extensions without a trust prompt

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from memdir.adapters.hooks.dialect import HookSpec, Target, hook_command
 from memdir.adapters.hooks.hookio import HookInput, optional_str, standard_input
 from memdir.adapters.hosts.claude_code.dialect import context_output
-from memdir.errors import MemdirError
+from memdir.adapters.hosts.host_files import entry, jsonl_records
 
 if TYPE_CHECKING:
     from memdir.adapters.hooks.dialect import Dialect, Locations
@@ -126,14 +126,8 @@ def _blocks(kind: str, ident: str, parts: Iterable[dict[str, Any]]) -> list[dict
 
 def read_chat(path: Path) -> list[Entry]:
     """A Qwen Code chat file as memdir's entries ([] when unreadable or empty)."""
-    from memdir.transcripts import read_transcript
-
-    try:
-        records = read_transcript(path).entries
-    except (MemdirError, OSError, ValueError, RecursionError):
-        return []
     out: list[Entry] = []
-    for record in records:
+    for record in jsonl_records(path):
         kind = {"user": "user", "tool_result": "user", "assistant": "assistant"}.get(
             str(record.get("type"))
         )
@@ -142,15 +136,7 @@ def read_chat(path: Path) -> list[Entry]:
             continue
         blocks = _blocks(kind, ident, _parts(record.get("message")))
         if blocks:
-            stamp = record.get("timestamp")
-            out.append(
-                {
-                    "type": kind,
-                    "uuid": ident,
-                    "timestamp": stamp if isinstance(stamp, str) else "",
-                    "message": {"role": kind, "content": blocks},
-                }
-            )
+            out.append(entry(kind, ident, record.get("timestamp"), blocks))
     return out
 
 
