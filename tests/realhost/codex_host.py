@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.realhost.fake_openai import FakeOpenAI
-from tests.realhost.host import SRC, MemdirUser, write_memdir_shim
+from tests.realhost.host import SRC, MemdirUser
 
 HERE = Path(__file__).resolve().parent
 VERSION = (HERE / "codex.version").read_text().strip()
@@ -156,13 +156,8 @@ class CodexHost(MemdirUser):
     timings: list[tuple[tuple[str, ...], float]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.home = self.root / "home"
-        self.codex_home = self.home / ".codex"
-        self.project = self.root / "project"
-        self.bin = self.root / "bin"
-        for d in (self.codex_home, self.project):
-            d.mkdir(parents=True, exist_ok=True)
-        write_memdir_shim(self.bin)
+        self.codex_home = self.root / "home" / ".codex"
+        self.make_sandbox(self.root, self.codex_home)
         self.config_path.write_text(base_config(self.api))
 
     @property

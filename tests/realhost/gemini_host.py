@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.realhost.fake_gemini import FakeGemini
-from tests.realhost.host import SRC, MemdirUser, write_memdir_shim
+from tests.realhost.host import SRC, MemdirUser
 
 HERE = Path(__file__).resolve().parent
 VERSION = (HERE / "gemini-cli.version").read_text().strip()
@@ -82,12 +82,7 @@ class GeminiHost(MemdirUser):
     timings: list[tuple[tuple[str, ...], float]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.home = self.root / "home"
-        self.project = self.root / "project"
-        self.bin = self.root / "bin"
-        for d in (self.home / ".gemini", self.project):
-            d.mkdir(parents=True, exist_ok=True)
-        write_memdir_shim(self.bin)
+        self.make_sandbox(self.root, self.root / "home" / ".gemini")
         self.settings()
 
     @property

@@ -97,6 +97,18 @@ class MemdirUser:
     def env(self) -> dict[str, str]:
         raise NotImplementedError
 
+    def make_sandbox(self, root: Path, *dirs: Path, link_cli: str | None = None) -> None:
+        """``home``, ``project`` and ``bin`` under ``root``, the ``dirs`` made too, this
+        checkout's ``memdir`` shim on ``bin`` and, given a name, the host CLI linked beside it
+        (an install asks it for its version)."""
+        self.home, self.project, self.bin = root / "home", root / "project", root / "bin"
+        for d in (self.home, self.project, *dirs):
+            d.mkdir(parents=True, exist_ok=True)
+        write_memdir_shim(self.bin)
+        if link_cli is not None:
+            (self.bin / link_cli).unlink(missing_ok=True)
+            (self.bin / link_cli).symlink_to(self.cli)
+
     def run_cli(
         self,
         *args: str,
@@ -170,12 +182,7 @@ class ClaudeHost(MemdirUser):
     timings: list[tuple[tuple[str, ...], float]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.home = self.root / "home"
-        self.project = self.root / "project"
-        self.bin = self.root / "bin"
-        for d in (self.home, self.project):
-            d.mkdir(parents=True, exist_ok=True)
-        write_memdir_shim(self.bin)
+        self.make_sandbox(self.root)
 
     @property
     def env(self) -> dict[str, str]:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.realhost.fake_openai import FakeOpenAI, LoggedRequest
-from tests.realhost.host import SRC, MemdirUser, write_memdir_shim
+from tests.realhost.host import SRC, MemdirUser
 
 HERE = Path(__file__).resolve().parent
 # Computed at import, before the autouse fixture points HOME at a scratch dir.
@@ -82,15 +82,7 @@ class NpmHost(MemdirUser):
     timings: list[tuple[tuple[str, ...], float]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.home = self.root / "home"
-        self.project = self.root / "project"
-        self.bin = self.root / "bin"
-        for d in (self.home, self.project):
-            d.mkdir(parents=True, exist_ok=True)
-        write_memdir_shim(self.bin)
-        link = self.bin / self.kind.binary
-        link.unlink(missing_ok=True)
-        link.symlink_to(self.cli)
+        self.make_sandbox(self.root, link_cli=self.kind.binary)
         self.kind.configure(self)
 
     @property

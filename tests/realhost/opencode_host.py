@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.realhost.fake_openai import FakeOpenAI, LoggedRequest
-from tests.realhost.host import SRC, MemdirUser, write_memdir_shim
+from tests.realhost.host import SRC, MemdirUser
 
 HERE = Path(__file__).resolve().parent
 VERSION = (HERE / "opencode.version").read_text().strip()
@@ -75,14 +75,7 @@ class OpenCodeHost(MemdirUser):
     timings: list[tuple[tuple[str, ...], float]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.home = self.root / "home"
-        self.project = self.root / "project"
-        self.bin = self.root / "bin"
-        for d in (self.home, self.project):
-            d.mkdir(parents=True, exist_ok=True)
-        write_memdir_shim(self.bin)
-        (self.bin / "opencode").unlink(missing_ok=True)
-        (self.bin / "opencode").symlink_to(self.cli)  # `opencode --version` for the install
+        self.make_sandbox(self.root, link_cli="opencode")  # `opencode --version` at install
         self.user_config_path.parent.mkdir(parents=True, exist_ok=True)
         self.user_config_path.write_text(json.dumps(self.base_config(), indent=2) + "\n")
 
