@@ -91,34 +91,36 @@ def test_uninstall_leaves_the_repository_and_home_as_they_were(npm_host: NpmHost
     assert [p for p in left if p not in home_before and "/.memdir/" not in p] == []
 
 
-def test_a_lesson_taught_in_qwen_reaches_the_next_copilot_prompt_once(
+def test_a_lesson_taught_in_pi_reaches_copilot_then_qwen_then_cline_once_each(
     fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
-    """Issue #38's "done when", for the two OpenAI-speaking npm hosts: one repository, a Qwen
-    Code session teaches, the next Copilot CLI prompt's request carries it, once."""
-    hosts = []
-    for name in ("qwen", "copilot"):
+    """Issue #38's "done when": one repository with pi, Copilot CLI, Qwen Code and Cline
+    installed from npm; a lesson taught in a pi session is in the next Copilot CLI prompt's
+    request, then in Qwen Code's and Cline's, once each."""
+    hosts: dict[str, NpmHost] = {}
+    for name in ("pi", "copilot", "qwen", "cline"):
         kind = KINDS[name]
         cli = kind.find_cli()
         assert cli is not None, kind.missing
-        hosts.append(NpmHost(kind=kind, cli=cli, api=fake_openai, root=tmp_path))
-    qwen, copilot = hosts
+        hosts[name] = NpmHost(kind=kind, cli=cli, api=fake_openai, root=tmp_path)
     try:
-        _setup(qwen)
-        copilot.extra_env.update(qwen.extra_env)
-        copilot.memdir("install", "copilot", "--project")
-        copilot.trust_project()
-        qwen.prompt(LESSON)
-        memory_dir = qwen.memory_dir()
-        assert copilot.memory_dir() == memory_dir  # one repository, one memory dir
-        wait_for(lambda: _saved(memory_dir, "mocked migration"), "Qwen Code's extraction")
-        fake_openai.clear()
-        copilot.prompt("How should I write the database tests for the billing module?")
-        request = copilot.main_requests()[-1].text()
-        log = copilot.memdir("hook", "log", "--limit", "20").stdout
+        _git(tmp_path / "project", "init", "-q")
+        for host in hosts.values():
+            host.extra_env.update(MEMDIR_HOST_MODEL="off", MEMDIR_RECALL_COLD_WAIT="60")
+            host.memdir("install", host.kind.name, "--project")
+            host.trust_project()
+        hosts["pi"].prompt(LESSON)
+        memory_dir = hosts["pi"].memory_dir()
+        wait_for(lambda: _saved(memory_dir, "mocked migration"), "pi's extraction")
         [saved] = [p for p in memory_dir.glob("*.md") if "mocked migration" in p.read_text()]
-        assert "mocked migration" in request, log
-        assert request.count(f"{saved.name}:") == 1, log  # one recalled block, once
+        for name in ("copilot", "qwen", "cline"):
+            host = hosts[name]
+            assert host.memory_dir() == memory_dir  # one repository, one memory dir
+            fake_openai.clear()
+            host.prompt("How should I write the database tests for the billing module?")
+            request = host.main_requests()[-1].text()
+            log = host.memdir("hook", "log", "--limit", "20").stdout
+            assert request.count(f"{saved.name}:") == 1, f"{name}\n{log}"  # once, recalled
     finally:
-        for host in hosts:
+        for host in hosts.values():
             host.stop_daemon()
