@@ -264,6 +264,9 @@ def test_a_memory_the_code_outgrew_reaches_the_model_as_a_note(installed: CodexH
     the one-line note, not the stale fact; confirmed after a fix, the memory is served again."""
     from tests.evidence.conftest import DB_V1, DB_V2, Repo
 
+    # the hooks give git 0.15 s; on a loaded machine the check would end "unchecked" and the
+    # memory be served as it is: this test is about the verdict, not the machine's speed
+    installed.extra_env["MEMDIR_EVIDENCE_SECONDS"] = "20"
     repo = Repo(installed.project)  # the user's repository (already a git work tree)
     repo.commit("db layer", {"src/db.py": DB_V1})
     fact = f"`src/db.py` opens connections with `psycopg2` ({MARKER})."
