@@ -28,9 +28,9 @@ def status(project: Path) -> str:
     ).stdout  # fmt: skip
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> tuple[Path, Path]:
-    home, project = tmp_path / "home", tmp_path / "project"
+@pytest.fixture(params=["project", "项目 café"])  # a careless user's folder name too
+def repo(tmp_path: Path, request: pytest.FixtureRequest) -> tuple[Path, Path]:
+    home, project = tmp_path / "home", tmp_path / request.param
     home.mkdir()
     project.mkdir()
     subprocess.run(["git", "init", "-q", str(project)], check=True)

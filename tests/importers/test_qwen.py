@@ -94,3 +94,24 @@ def test_import_keeps_no_credential_reruns_to_nothing_and_undoes(
     assert code == 0 and again["counts"].get("write", 0) == 0
     assert _memdir(tmp_path, qwen_home, "import", "--undo")[0] == 0
     assert list((tmp_path / "mem").glob("*.md")) == []
+
+
+def test_loose_yaml_a_cjk_name_and_a_symlink_out(tmp_path: Path) -> None:
+    """What a model or a careless user leaves in Qwen's memory dir: an unquoted colon in the
+    description, a CJK name, a symlink out of the dir (never followed), a binary file."""
+    home = tmp_path / ".qwen"
+    project = home / "projects" / "-work-app" / "memory"
+    project.mkdir(parents=True)
+    (project / "loose.md").write_text(
+        "---\nname: 部署流程\ndescription: deploys: always via make ship\ntype: project\n---\n\n"
+        "Deploys go through make ship.\n"
+    )
+    outside = tmp_path / "secret.md"
+    outside.write_text("---\nname: outside\ndescription: x\ntype: user\n---\n\nnot ours\n")
+    (project / "link.md").symlink_to(outside)
+    (project / "blob.md").write_bytes(b"\x00\xff\xfe" * 100)
+    items = list(get_source("qwen").read(home))
+    names = {i.name for i in items if not i.skip}
+    assert "部署流程" in names and "outside" not in names
+    assert all("not ours" not in i.body for i in items)
+    assert [i.source_id for i in items if i.skip] == ["-work-app/blob.md"]  # said, not imported
