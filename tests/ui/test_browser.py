@@ -125,6 +125,8 @@ def test_dream_dry_run_apply_undo_restores_the_bytes(ui: Ui, page: Any) -> None:
         page.goto(url)
         page.get_by_role("link", name="Dream").click()
         page.get_by_role("link", name="Preview the plan (dry run)").click()
+        # a click navigates and the plan takes a moment: wait for it, not count at once
+        page.locator(".d-del").first.wait_for(state="visible")
         assert page.locator(".d-del").count() > 0
         assert tree(ui.mem) == before
         page.get_by_role("button", name="Apply this dream").click()
