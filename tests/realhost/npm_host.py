@@ -198,7 +198,10 @@ def _pi_config(host: NpmHost) -> None:
         "apiKey": "dummy-not-real",
         "models": [{"id": MODEL}],
     }
-    host.write_json(host.home / ".pi" / "agent" / "models.json", {"providers": {"fake": provider}})
+    agent = host.home / ".pi" / "agent"
+    host.write_json(agent / "models.json", {"providers": {"fake": provider}})
+    # what pi saves once the user picks a model: what a bare `pi -p` (memdir's model) runs on
+    host.write_json(agent / "settings.json", {"defaultProvider": "fake", "defaultModel": MODEL})
 
 
 _PI_MODEL = ["--provider", "fake", "--model", MODEL]

@@ -113,7 +113,7 @@ def _refuse_duplicates(ctx: CliContext, loc: Locations) -> None:
 
 def cmd_install(ctx: CliContext) -> int:
     from memdir.adapters.hooks import install
-    from memdir.adapters.hosts import installable
+    from memdir.adapters.hosts import DIALECTS, installable
 
     a = ctx.args
     host = installable(a.host)
@@ -136,7 +136,7 @@ def cmd_install(ctx: CliContext) -> int:
         else install.apply(changes, memdir_home=ctx.settings.memdir_home, install=True)
     )
     notes = list(host.install_notes(a.scope, loc))
-    if host.hook_specs(["memdir"]):
+    if a.host in DIALECTS:  # memdir runs in the host (hooks, a plugin or an extension)
         from memdir.adapters.hooks.hostmodel import describe
         from memdir.adapters.hosts import dialect
 

@@ -18,6 +18,10 @@ Specs::
     gemini:<model>                 the user's own Gemini CLI (``gemini -p``); a Claude alias maps
                                    to a Gemini tier (haiku: gemini-2.5-flash); tokens and an
                                    estimated cost go to ``ledger``
+    pi:<model> | copilot:<model> | qwen:<model>
+                                   the user's own pi, Copilot CLI or Qwen Code, run headless as
+                                   a plain completer (tools as JSON in text); a Claude alias or
+                                   ``default`` uses the model set up in that CLI
 
 The environment is a parameter, never ``os.environ``: only entry points read the process
 environment. Network providers come back wrapped in ``RetryingProvider``; the local llama.cpp
@@ -39,7 +43,8 @@ if TYPE_CHECKING:
 
 SPEC_HELP = (
     "expected anthropic:<model>, openai:<model>[@<base_url>], llamacpp:<file.gguf|smollm2>, "
-    "scripted:<replies.json>, claude-code:<model>, codex:<model> or gemini:<model>"
+    "scripted:<replies.json>, claude-code:<model>, codex:<model>, gemini:<model>, pi:<model>, "
+    "copilot:<model> or qwen:<model>"
 )
 
 
@@ -120,6 +125,13 @@ def provider_from_spec(
 
         # No RetryingProvider, for the same reason as claude-code.
         return gemini_cli.HostCliProvider(rest, env=env, ledger=ledger, cwd=cwd)
+    if kind in ("pi", "copilot", "qwen"):
+        import importlib
+
+        host = importlib.import_module(f"memdir.llm.{kind}_cli")
+        # No RetryingProvider, for the same reason as claude-code.
+        made: Provider = host.HostCliProvider(rest, env=env, ledger=ledger, cwd=cwd)
+        return made
     if kind == "scripted":
         from memdir.llm.script_file import load_script
 

@@ -30,15 +30,12 @@ from memdir.errors import (
 from memdir.llm.base import (
     Completion,
     CompletionRequest,
-    Message,
-    TextBlock,
-    ToolResultBlock,
-    ToolSpec,
     ToolUseBlock,
     Usage,
     new_tool_use_id,
     parse_json_output,
 )
+from memdir.llm.text_tools import chat_messages, tool_call_schema
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -57,66 +54,6 @@ def find_smollm2_gguf() -> Path | None:
         return None
     path = Path(next(iter(spec.submodule_search_locations))) / SMOLLM2_FILE
     return path if path.is_file() else None
-
-
-def tool_call_schema(tools: tuple[ToolSpec, ...], answer: dict[str, Any] | None) -> dict[str, Any]:
-    """The schema a reply must match when tools are offered: one tool call, or a final answer."""
-    options: list[dict[str, Any]] = [
-        {
-            "type": "object",
-            "properties": {"tool": {"const": t.name}, "input": t.input_schema},
-            "required": ["tool", "input"],
-            "additionalProperties": False,
-        }
-        for t in tools
-    ]
-    options.append(
-        {
-            "type": "object",
-            "properties": {"answer": answer if answer is not None else {"type": "string"}},
-            "required": ["answer"],
-            "additionalProperties": False,
-        }
-    )
-    return {"anyOf": options}
-
-
-def _tools_prompt(tools: tuple[ToolSpec, ...]) -> str:
-    lines = [
-        "You can call tools. Reply with JSON only: either "
-        '{"tool": "<name>", "input": {...}} to call one tool, or {"answer": ...} when done.',
-        "Tools:",
-    ]
-    lines += [
-        f"- {t.name}: {t.description} Input schema: {json.dumps(t.input_schema)}" for t in tools
-    ]
-    return "\n".join(lines)
-
-
-def chat_messages(request: CompletionRequest) -> list[dict[str, str]]:
-    """Plain role/content messages; tool traffic is rendered in the same JSON the model emits."""
-    system = request.system_text
-    if request.tools:
-        system = f"{system}\n\n{_tools_prompt(tuple(request.tools))}".strip()
-    out = [{"role": "system", "content": system}] if system else []
-    for message in request.messages:
-        out.append({"role": message.role, "content": _render(message)})
-    return out
-
-
-def _render(message: Message) -> str:
-    if isinstance(message.content, str):
-        return message.content
-    parts: list[str] = []
-    for block in message.content:
-        if isinstance(block, TextBlock):
-            parts.append(block.text)
-        elif isinstance(block, ToolUseBlock):
-            parts.append(json.dumps({"tool": block.name, "input": block.input}))
-        elif isinstance(block, ToolResultBlock):
-            status = "error" if block.is_error else "result"
-            parts.append(f"Tool {status} ({block.tool_use_id}):\n{block.content}")
-    return "\n\n".join(parts)
 
 
 def completion_from(raw: dict[str, Any], request: CompletionRequest) -> Completion:

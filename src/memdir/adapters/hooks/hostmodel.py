@@ -36,6 +36,9 @@ HOST_PROVIDERS = {
     "claude-code": "memdir.llm.claude_code",
     "codex": "memdir.llm.codex_cli",
     "gemini": "memdir.llm.gemini_cli",
+    "pi": "memdir.llm.pi_cli",
+    "copilot": "memdir.llm.copilot_cli",
+    "qwen": "memdir.llm.qwen_cli",
 }
 
 

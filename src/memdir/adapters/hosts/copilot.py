@@ -185,8 +185,8 @@ class Copilot:
     title = "GitHub Copilot CLI"
     events: Mapping[str, str] = EVENTS
     scopes: tuple[str, ...] = ("user", "project")
-    headless: str | None = None
-    model_provider: str | None = None
+    headless: str | None = "copilot -p"
+    model_provider: str | None = "copilot"  # memdir.llm.copilot_cli
     start_kept = False  # a session start's context lives in one process's context
 
     def parse(self, event: str, body: Mapping[str, Any]) -> HookInput:

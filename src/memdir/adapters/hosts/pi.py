@@ -155,8 +155,8 @@ class Pi:
     title = "pi"
     events: Mapping[str, str] = EVENTS
     scopes: tuple[str, ...] = ("user", "project")
-    headless: str | None = None
-    model_provider: str | None = None
+    headless: str | None = "pi -p"
+    model_provider: str | None = "pi"  # memdir.llm.pi_cli
     start_in_first_prompt = True  # session_start cannot add context
 
     def parse(self, event: str, body: Mapping[str, Any]) -> HookInput:

@@ -148,8 +148,8 @@ class Qwen:
     title = "Qwen Code"
     events: Mapping[str, str] = EVENTS
     scopes: tuple[str, ...] = ("user", "project")
-    headless: str | None = None
-    model_provider: str | None = None
+    headless: str | None = "qwen"
+    model_provider: str | None = "qwen"  # memdir.llm.qwen_cli
     start_kept = False  # SessionStart context lives in one process's system prompt
 
     def parse(self, event: str, body: Mapping[str, Any]) -> HookInput:
