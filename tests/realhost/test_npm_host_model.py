@@ -74,7 +74,7 @@ def sessions_on_disk(host: NpmHost) -> set[str]:
         str(p)
         for root in roots
         for p in root.rglob("*")
-        if p.is_file() and p.suffix in (".jsonl", ".json") and "session" in str(p).lower()
+        if (p.is_file() and p.suffix in (".jsonl", ".json") and "session" in str(p).lower())
         or p.parent.name == "chats"
     }
 
@@ -162,11 +162,10 @@ def test_copilot_p_as_memdirs_model_with_a_byok_provider(
     memdir's call read back from text, nothing kept in the user's Copilot home."""
     import asyncio
 
+    import memdir.llm.base
     from memdir.llm import copilot_cli
     from memdir.llm.base import CompletionRequest, Message, ToolSpec
     from memdir.llm.ledger import CostLedger
-
-    import memdir.llm.base
 
     monkeypatch.setattr(memdir.llm.base, "ALLOW_REAL_PROVIDERS", True)  # a fake API behind it
     kind = KINDS["copilot"]

@@ -187,6 +187,8 @@ class TextCliProvider(CliProviderBase, abc.ABC):
         """Book one call: the CLI's own cost where it said, else its tokens at a list price,
         else the prompt's estimated tokens (a killed child still counts against the budget)."""
         usage = answer.usage
+        if error is not None and usage is not None and not usage.input_tokens + usage.output_tokens:
+            usage = None  # a failed call's zero: whether it reached the API is unknown
         estimated = usage is None
         if usage is None:
             usage = Usage(input_tokens=max(estimate_tokens(sent), 1))
