@@ -195,3 +195,29 @@ def test_copilot_p_as_memdirs_model_with_a_byok_provider(
     assert row["host"] == "copilot" and row["error"] is None and row["cost_usd"] > 0
     assert sorted(str(p) for p in (host.home / ".copilot").rglob("*")) == before
     assert not host.escapes()
+
+
+def test_copilot_with_only_a_byok_environment_falls_back_offline_and_says_why(
+    fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    """Copilot CLI strips COPILOT_PROVIDER_* from its hooks' environment: memdir's worker
+    cannot log in the way the session did. It must say so, and still save the lesson."""
+    kind = KINDS["copilot"]
+    cli = kind.find_cli()
+    if cli is None:
+        pytest.fail(kind.missing, pytrace=False)
+    host = NpmHost(kind=kind, cli=cli, api=fake_openai, root=tmp_path)
+    try:
+        subprocess.run(["git", "-C", str(host.project), "init", "-q"], check=True)
+        installed = host.memdir("--text", "install", "copilot", "--project").stdout
+        assert "BYOK" in installed  # the install says it up front
+        host.trust_project()
+        host.prompt("remember that I prefer tabs over spaces")
+        wait_for(lambda: bool(extract_rows(host)), "the extraction worker", limit=180)
+        (row,) = extract_rows(host)
+        assert row["ok"] is True
+        assert "authentication" in str(row["fallback"]).lower(), row
+        written = [Path(p) for p in row["written"]]
+        assert written and "tabs" in written[0].read_text()
+    finally:
+        host.stop_daemon()

@@ -198,6 +198,9 @@ def _describe_other(
         "offline. `memdir status` shows the spend; `--llm off` turns it off.",
         "Per-prompt recall stays local (no model, no cost).",
     ]
+    note = getattr(dialect, "model_note", None)  # what the host keeps from its hooks
+    if note:
+        lines.append(note)
     if host is not None and host.find_cli(env) is None:
         lines.append(
             f"Note: `{dialect.headless}` is not available here (the CLI is not on PATH) — until "

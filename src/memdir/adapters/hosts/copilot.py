@@ -187,6 +187,11 @@ class Copilot:
     scopes: tuple[str, ...] = ("user", "project")
     headless: str | None = "copilot -p"
     model_provider: str | None = "copilot"  # memdir.llm.copilot_cli
+    model_note = (
+        "Note: Copilot CLI gives its hooks neither COPILOT_PROVIDER_* nor API keys, so memdir's "
+        "model runs on your GitHub login (or GH_TOKEN); with only a BYOK provider in the "
+        "environment it falls back offline (`memdir hook log` says why)."
+    )
     start_kept = False  # a session start's context lives in one process's context
 
     def parse(self, event: str, body: Mapping[str, Any]) -> HookInput:
