@@ -19,7 +19,8 @@ from memdir.extract.base import Extractor
 if TYPE_CHECKING:
     from memdir.llm.base import Provider
 
-HOSTS = ("claude-code", "codex", "gemini")
+# every host whose dialect lists a project's past sessions (``project_transcripts``)
+HOSTS = ("claude-code", "codex", "gemini", "qwen", "copilot", "pi", "cline")
 
 
 def sources(ctx: CliContext) -> list[Any]:

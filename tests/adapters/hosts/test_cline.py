@@ -96,3 +96,34 @@ def test_user_install_follows_cline_dir_and_refuses_a_second_scope(
     assert (tmp_path / "cline" / "plugins" / "memdir.js").is_file()
     code, err = cli("install", "cline", "--project")
     assert code != 0 and "already installed" in str(err)
+
+
+def test_project_transcripts_are_the_sessions_run_in_the_project(tmp_path: Path) -> None:
+    import os
+
+    from tests.fifo import returns_promptly
+
+    sessions = tmp_path / ".cline" / "data" / "sessions"
+
+    def session(sid: str, meta: object) -> Path:
+        (sessions / sid).mkdir(parents=True)
+        (sessions / sid / f"{sid}.json").write_text(json.dumps(meta))
+        messages = sessions / sid / f"{sid}.messages.json"
+        messages.write_text('{"messages": []}')
+        return messages
+
+    mine = session("1_a", {"cwd": "/work/app/pkg"})
+    by_root = session("2_b", {"cwd": "/tmp/x", "workspace_root": "/work/app"})
+    session("3_c", {"cwd": "/work/app-other"})  # a sibling, not a subdirectory
+    session("4_d", ["not", "an", "object"])
+    session("5_e", {"cwd": 5})
+    (sessions / "6_f").mkdir()
+    os.mkfifo(sessions / "6_f" / "6_f.json")  # never blocks the listing
+    (sessions / "6_f" / "6_f.messages.json").write_text("{}")
+    (sessions / "7_g").mkdir()
+    (sessions / "7_g" / "7_g.json").write_text("{" * 100_000)  # deep, broken: skipped
+    env = {"CLINE_DIR": str(tmp_path / ".cline")}
+    found = returns_promptly(
+        lambda: DIALECT.project_transcripts(env, Path("/work/app")), [sessions / "6_f"]
+    )
+    assert found == [mine, by_root]

@@ -158,6 +158,11 @@ class Cline:
     def unattended(self, env: Mapping[str, str]) -> bool:
         return False  # a plugin is told nothing about a headless run
 
+    def project_transcripts(self, env: Mapping[str, str], project_root: Path) -> list[Path]:
+        from memdir.adapters.hosts.sessions import cline_sessions
+
+        return cline_sessions(cline_dir(env) / "data" / "sessions", project_root)
+
     def read_entries(self, path: Path, *, tail_bytes: int | None = None) -> list[Entry] | None:
         return read_messages(path)
 

@@ -13,6 +13,8 @@ ran in the project root or a directory under it, as the host itself recorded:
 - Copilot CLI: ``session-state/<id>/events.jsonl`` whose first record (``session.start``)
   has a ``context.cwd`` inside the root;
 - Qwen Code: Claude Code's rule, in ``projects/<sanitised cwd>/chats/``;
+- Cline: ``data/sessions/<id>/<id>.messages.json`` whose ``<id>.json`` names a ``cwd`` (or
+  ``workspace_root``) inside the root;
 - Gemini CLI: ``tmp/<slug>/chats/session-*.{jsonl,json}`` where ``tmp/<slug>/.project_root``
   names a directory inside the root (or the slug is the older ``sha256(root)``).
 
@@ -121,6 +123,28 @@ def copilot_sessions(state: Path, project_root: Path) -> list[Path]:
     return found
 
 
+def cline_sessions(sessions: Path, project_root: Path) -> list[Path]:
+    """``<id>/<id>.messages.json`` whose ``<id>.json`` names a cwd in the root."""
+    from memdir.errors import MemdirError
+    from memdir.pathsafe import read_regular
+
+    found = []
+    for directory in _files(sessions, ("",)):
+        try:
+            meta = json.loads(read_regular(directory / f"{directory.name}.json", limit=HEAD_BYTES))
+        except (MemdirError, OSError, ValueError, RecursionError):
+            continue
+        if not isinstance(meta, dict):
+            continue
+        if _inside(meta.get("cwd"), project_root) or _inside(
+            meta.get("workspace_root"), project_root
+        ):
+            messages = directory / f"{directory.name}.messages.json"
+            if messages.is_file():
+                found.append(messages)
+    return found
+
+
 def gemini_sessions(tmp: Path, project_root: Path) -> list[Path]:
     hashes = {hashlib.sha256(str(project_root).encode()).hexdigest()}
     found: list[Path] = []
@@ -183,6 +207,7 @@ class DialectSource:
 __all__ = [
     "DialectSource",
     "claude_code_transcripts",
+    "cline_sessions",
     "codex_rollouts",
     "copilot_sessions",
     "gemini_sessions",
