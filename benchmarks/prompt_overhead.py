@@ -119,6 +119,9 @@ def sandboxes(host: str, root: Path) -> Iterator[tuple[Any, Any, Callable[[Any, 
                 getattr(with_memdir, step)()
         generate(with_memdir.memory_dir(), N_MEMORIES[0])
         with_memdir.memdir("recall", "warm up the index")  # builds the search index
+        # a warm daemon's index is read by the model in full (its background fill, persisted):
+        # the state of a dir a few minutes after its memories last changed
+        with_memdir.memdir("reindex")
         try:
             yield bare, with_memdir, run
         finally:

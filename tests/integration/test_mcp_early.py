@@ -228,3 +228,38 @@ if __name__ == "__main__":
             manifest = sdk_manifest(Path(tmp))
         MANIFEST.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
         print(f"wrote {MANIFEST}")
+
+
+def test_the_console_script_answers_early_only_for_a_stdio_server() -> None:
+    from memdir.adapters.mcp_early import is_stdio_mcp
+
+    for served in (
+        ["mcp"],
+        ["mcp", "--dir", "/m"],
+        ["--dir", "/m", "mcp", "--preload"],
+        ["--json", "--settings=/s.json", "mcp"],
+        ["--dir", "mcp", "mcp"],  # a dir named mcp
+    ):
+        assert is_stdio_mcp(served), served
+    for other in (
+        ["add", "mcp", "-d", "a memory titled mcp"],
+        ["mcp", "--transport", "http"],
+        ["mcp", "--help"],
+        ["--dir", "mcp"],
+        ["mcp", "mcp"],
+        ["hook", "mcp"],
+        [],
+    ):
+        assert not is_stdio_mcp(other), other
+
+
+def test_a_command_that_mentions_mcp_keeps_its_stdout(tmp_path: Path) -> None:
+    """``memdir add mcp ...`` goes through the same console script: no relays, its own output."""
+    env = {"HOME": str(tmp_path), "PATH": os.environ["PATH"], "PYTHONPATH": str(SRC)}
+    done = subprocess.run(
+        [sys.executable, "-m", "memdir", "--json", "--dir", str(tmp_path / "m"), "add", "mcp",
+         "-t", "project", "-d", "the mcp server of the team", "-b", "Serve it with memdir mcp."],
+        env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["path"].endswith(".md")

@@ -166,6 +166,50 @@ class EarlyAnswers:
             self._outbound.join(timeout=5)
 
 
+# flags ``memdir [...] mcp [...]`` may carry for a stdio server: with a value, and without
+_VALUED = frozenset({"--dir", "--settings"})
+_BARE = frozenset({"--json", "--text", "--claude", "--preload"})
+started: EarlyAnswers | None = None  # the relays the console script put up before the CLI loaded
+
+
+def is_stdio_mcp(argv: list[str]) -> bool:
+    """True for exactly ``[flags] mcp [flags]`` serving stdio; another command, ``--transport``,
+    ``--help`` or a typo is the CLI's to decide."""
+    args, command = list(argv), None
+    while args:
+        token = args.pop(0)
+        if token in _VALUED and args:
+            args.pop(0)
+        elif token.startswith(("--dir=", "--settings=")) or token in _BARE:
+            continue
+        elif token == "mcp" and command is None:
+            command = token
+        else:
+            return False
+    return command is not None
+
+
+def start_before_cli(argv: list[str], env: dict[str, str]) -> EarlyAnswers | None:
+    """Put the relays up before the CLI is even imported (~50 ms sooner: the host counts the
+    server connected at the handshake, and waits for it before its first model request), for
+    exactly ``[flags] mcp [flags]`` over stdio; anything else is left to the CLI as before."""
+    global started
+    if env.get("MEMDIR_MCP_EARLY", "1") in ("0", "off") or started is not None:
+        return started
+    if not is_stdio_mcp(argv):
+        return None
+    import importlib.util
+
+    if importlib.util.find_spec("mcp") is None:
+        return None  # no SDK to take over: the CLI's missing-extra error is all the client gets
+    from memdir import __version__
+    from memdir.adapters.stdio_exit import exit_on_stop_signals
+
+    exit_on_stop_signals()
+    started = start_early_answers(__version__)
+    return started
+
+
 def start_early_answers(version: str) -> EarlyAnswers | None:
     """Put the relays between this process's stdio and the SDK (call before it loads).
 
@@ -188,4 +232,12 @@ def start_early_answers(version: str) -> EarlyAnswers | None:
     return relays
 
 
-__all__ = ["DISCOVER", "LISTS", "MANIFEST", "EarlyAnswers", "start_early_answers"]
+__all__ = [
+    "DISCOVER",
+    "LISTS",
+    "MANIFEST",
+    "EarlyAnswers",
+    "is_stdio_mcp",
+    "start_before_cli",
+    "start_early_answers",
+]

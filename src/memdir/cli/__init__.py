@@ -17,6 +17,12 @@ def run() -> None:
         code = try_forward(sys.argv[1:])
         if code is not None:
             sys.exit(code)
+    if "mcp" in sys.argv[1:]:  # a host waits for this server's handshake: answer it first
+        import os
+
+        from memdir.adapters.mcp_early import start_before_cli
+
+        start_before_cli(sys.argv[1:], dict(os.environ))
     from memdir.cli.main import run as run_cli
 
     run_cli()

@@ -50,8 +50,11 @@ def _before_stdio_sdk(ctx: CliContext) -> EarlyAnswers | None:
     """What stdio serving sets up before the (slow) SDK import: signals end the process from
     the first moment, and the handshake is answered while the SDK loads — only when the SDK is
     there to take over (else the missing-extra error is all the client gets)."""
+    from memdir.adapters import mcp_early
     from memdir.adapters.stdio_exit import exit_on_stop_signals
 
+    if mcp_early.started is not None:  # the console script put them up before the CLI loaded
+        return mcp_early.started
     exit_on_stop_signals()
     if ctx.env.get("MEMDIR_MCP_EARLY", "1") in ("0", "off") or not importlib.util.find_spec("mcp"):
         return None
