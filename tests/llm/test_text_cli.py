@@ -238,3 +238,17 @@ def test_garbage_output_is_an_unavailable_error_never_a_crash(tmp_path: Path, ga
         replay.extra["REPLAY_RECORD"] = str(record)
         with pytest.raises(HostModelUnavailableError):
             asyncio.run(replay.provider().complete(TOOLS))
+
+
+def test_a_cli_that_prints_without_end_is_cut_off(tmp_path: Path) -> None:
+    from memdir.llm import text_cli
+
+    replay = Replay(tmp_path, "pi")
+    record = tmp_path / "flood.json"
+    flood = "x" * (text_cli.MAX_OUTPUT + 1)
+    record.write_text(json.dumps({"returncode": 0, "stdout": flood, "stderr": ""}))
+    replay.extra["REPLAY_RECORD"] = str(record)
+    with pytest.raises(HostModelUnavailableError, match="printed more than 16 MB"):
+        asyncio.run(replay.provider().complete(TOOLS))
+    (row,) = replay.ledger.rows()
+    assert "printed more than" in row["error"]

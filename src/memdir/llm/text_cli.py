@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -40,7 +41,7 @@ from memdir.llm.text_tools import completion_from_text, schema_prompt, tools_pro
 # the daily budget errs towards stopping early (USD per million: input, cached, output).
 FALLBACK_PRICE: Price = (3.0, 0.3, 15.0)
 CLAUDE_ALIASES = ("haiku", "sonnet", "opus", "default", "")
-MAX_OUTPUT = 64 * 1024 * 1024
+MAX_OUTPUT = 16 * 1024 * 1024  # a reply, events and usage: far below; a runaway child: cut
 
 
 @dataclass(frozen=True)
@@ -168,7 +169,7 @@ class TextCliProvider(CliProviderBase, abc.ABC):
         limit = timeout or self.timeout
         try:
             async with asyncio.timeout(limit):
-                out, err = await proc.communicate(call.stdin.encode("utf-8"))
+                out, err = await _exchange(proc, call.stdin.encode("utf-8"))
         except TimeoutError:
             raise HostModelUnavailableError(
                 f"{self.TITLE} did not answer within {limit:g}s"
@@ -202,6 +203,33 @@ class TextCliProvider(CliProviderBase, abc.ABC):
             usage, cost, turns=1, started=started, estimated=estimated, error=error,
             cost_estimated=cost_estimated,
         )  # fmt: skip
+
+
+async def _exchange(proc: asyncio.subprocess.Process, data: bytes) -> tuple[bytes, bytes]:
+    """Send ``data``, then read stdout and stderr to their ends, each at most
+    :data:`MAX_OUTPUT` bytes (a child printing without end is killed, not buffered)."""
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+
+    async def send() -> None:
+        with contextlib.suppress(ConnectionError):
+            proc.stdin.write(data)  # type: ignore[union-attr]
+            await proc.stdin.drain()  # type: ignore[union-attr]
+            proc.stdin.close()  # type: ignore[union-attr]
+
+    async def drain(stream: asyncio.StreamReader) -> bytes:
+        chunks, size = [], 0
+        while chunk := await stream.read(64 * 1024):
+            size += len(chunk)
+            if size > MAX_OUTPUT:
+                raise HostModelUnavailableError(
+                    f"the CLI printed more than {MAX_OUTPUT // (1024 * 1024)} MB; stopped"
+                )
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    _, out, err = await asyncio.gather(send(), drain(proc.stdout), drain(proc.stderr))
+    await proc.wait()
+    return out, err
 
 
 __all__ = [
