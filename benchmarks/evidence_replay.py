@@ -5,7 +5,8 @@
 
 Repositories: full public histories (``fetch``ed mirrors, not committed), Python so the truth can
 be read with :mod:`ast` — a different reader from the checker's ``git grep`` and regexes:
-``build`` = pallets/click, encode/httpx; ``held`` = psf/requests, Textualize/rich, python/mypy.
+``build`` = pallets/click, encode/httpx; ``held`` = psf/requests, Textualize/rich, python/mypy;
+``held2`` = psf/black, pytest-dev/pytest, marshmallow-code/marshmallow.
 Pass ``--mirrors DIR`` holding ``<owner>+<name>/repo`` git dirs (the default is where ``fetch``
 puts them).
 
@@ -53,6 +54,9 @@ from memdir.evidence import screen
 PARTS = {
     "build": ("pallets+click", "encode+httpx"),
     "held": ("psf+requests", "Textualize+rich", "python+mypy"),
+    # a second held-out part (issue #37's second session): picked, fetched and run once, after
+    # the rules were final, to measure on more than the first part's 9 stale memories
+    "held2": ("psf+black", "pytest-dev+pytest", "marshmallow-code+marshmallow"),
 }
 SPANS = (100, 400)
 A_PER_SPAN = 4
