@@ -29,7 +29,14 @@ from pathlib import Path
 from typing import Any
 
 from memdir.config import CHILD_ENV_FLAG
-from memdir.llm.text_cli import Answer, Invocation, TextCliProvider, chosen_model, find_executable
+from memdir.llm.text_cli import (
+    Answer,
+    Invocation,
+    TextCliProvider,
+    chosen_model,
+    config_home,
+    find_executable,
+)
 
 PREMIUM_REQUEST_USD = 0.04
 NO_TOOL = "memdir-none"  # an allowlist naming no real tool switches every built-in one off
@@ -51,11 +58,6 @@ def find_cli(env: Mapping[str, str]) -> str | None:
 def model_words(host_model: str) -> str:
     name = chosen_model(host_model)
     return f"Copilot's {name}" if name else "the model your Copilot CLI uses"
-
-
-def copilot_home(env: Mapping[str, str]) -> Path:
-    custom = env.get("COPILOT_HOME", "").strip()
-    return Path(custom) if custom else Path(env.get("HOME") or Path.home()) / ".copilot"
 
 
 def read_events(stdout: str) -> Answer:
@@ -101,7 +103,7 @@ class HostCliProvider(TextCliProvider):
     def invocation(self, system: str, prompt: str, home: Path) -> Invocation:
         config = home / ".copilot"
         config.mkdir(mode=0o700)
-        login = copilot_home(self.env) / "config.json"
+        login = config_home(self.env, "COPILOT_HOME", ".copilot") / "config.json"
         if login.is_file() and login.stat().st_size <= MAX_CONFIG_BYTES:
             shutil.copyfile(login, config / "config.json")
             (config / "config.json").chmod(0o600)

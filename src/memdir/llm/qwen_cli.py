@@ -25,7 +25,14 @@ from typing import Any
 
 from memdir.config import CHILD_ENV_FLAG
 from memdir.llm.base import Usage
-from memdir.llm.text_cli import Answer, Invocation, TextCliProvider, chosen_model, find_executable
+from memdir.llm.text_cli import (
+    Answer,
+    Invocation,
+    TextCliProvider,
+    chosen_model,
+    config_home,
+    find_executable,
+)
 
 NO_TOOL = "memdir-none"  # an allowlist naming no real tool drops every built-in one it governs
 # the tools 0.24 registers outside the allowlist: excluded by name
@@ -59,11 +66,6 @@ def find_cli(env: Mapping[str, str]) -> str | None:
 def model_words(host_model: str) -> str:
     name = chosen_model(host_model)
     return f"Qwen Code's {name}" if name else "the model your Qwen Code uses"
-
-
-def user_home(env: Mapping[str, str]) -> Path:
-    custom = env.get("QWEN_HOME", "").strip()
-    return Path(custom) if custom else Path(env.get("HOME") or Path.home()) / ".qwen"
 
 
 def child_settings(user: Any, model: str | None) -> dict[str, Any]:
@@ -128,7 +130,7 @@ class HostCliProvider(TextCliProvider):
     def invocation(self, system: str, prompt: str, home: Path) -> Invocation:
         config = home / ".qwen"
         config.mkdir(mode=0o700)
-        source = user_home(self.env)
+        source = config_home(self.env, "QWEN_HOME", ".qwen")
         settings = child_settings(_user_settings(source), chosen_model(self.model))
         (config / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
         for name in LOGIN_FILES:

@@ -72,6 +72,12 @@ def find_executable(env: Mapping[str, str], override: str, name: str) -> str | N
     return shutil.which(name, path=env.get("PATH") or os.defpath)
 
 
+def config_home(env: Mapping[str, str], variable: str, dotdir: str) -> Path:
+    """A CLI's own config dir: ``env[variable]`` when set, else ``~/<dotdir>``."""
+    custom = env.get(variable, "").strip()
+    return Path(custom) if custom else Path(env.get("HOME") or Path.home()) / dotdir
+
+
 def chosen_model(model: str) -> str | None:
     """The model to ask the CLI for; None for "the one the user set up in it" (a Claude
     alias means a tier of Claude's, which another host's login may not offer)."""
@@ -239,5 +245,6 @@ __all__ = [
     "Invocation",
     "TextCliProvider",
     "chosen_model",
+    "config_home",
     "find_executable",
 ]
