@@ -62,3 +62,26 @@ def test_two_chinese_memories_get_two_files(tmp_path: Path) -> None:
     first = store.create("数据库测试规范", "集成测试必须使用真实数据库", "feedback", "原因")
     second = store.create("部署流程", "部署前必须通过预发布环境验证", "project", "步骤")
     assert {first.path, second.path} == {"数据库测试规范.md", "部署流程.md"}
+
+
+def test_the_ascii_fast_path_keeps_what_the_general_rule_keeps() -> None:
+    import random
+    import string
+
+    from memdir import slug
+
+    def general(name: str) -> str:  # the rule for any script, applied to ASCII
+        pieces: list[str] = []
+        for char in name.lower():
+            if slug._kept(char):
+                pieces.append(char)
+            elif pieces and pieces[-1] != "_":
+                pieces.append("_")
+        return "".join(pieces).strip("_")
+
+    rng = random.Random(7)
+    for _ in range(20_000):
+        name = "".join(rng.choice(string.printable) for _ in range(rng.randint(1, 40)))
+        expected = general(name)
+        if expected and len(expected) <= slug.MAX_SLUG_BYTES:
+            assert slug.slugify(name) == expected, repr(name)

@@ -15,6 +15,7 @@ Invariants:
 from __future__ import annotations
 
 import hashlib
+import re
 import unicodedata
 
 MAX_SLUG_BYTES = 120
@@ -33,16 +34,22 @@ def _digest(name: str) -> str:
     return hashlib.blake2b(name.encode("utf-8"), digest_size=8).hexdigest()[:_HASH_CHARS]
 
 
+_ASCII_RUN = re.compile(r"[^a-z0-9]+")
+
+
 def slugify(name: str) -> str:
     """A file stem for a memory called ``name`` (see the module invariants)."""
     text = unicodedata.normalize("NFC", name).lower()
-    pieces: list[str] = []
-    for char in text:
-        if _kept(char):
-            pieces.append(char)
-        elif pieces and pieces[-1] != "_":
-            pieces.append("_")
-    slug = "".join(pieces).strip("_")
+    if text.isascii():  # ASCII letters and digits are exactly what is kept: one regex pass
+        slug = _ASCII_RUN.sub("_", text).strip("_")
+    else:
+        pieces: list[str] = []
+        for char in text:
+            if _kept(char):
+                pieces.append(char)
+            elif pieces and pieces[-1] != "_":
+                pieces.append("_")
+        slug = "".join(pieces).strip("_")
     if not slug:
         return f"memory_{_digest(unicodedata.normalize('NFC', name))}"
     if len(slug.encode("utf-8")) <= MAX_SLUG_BYTES:

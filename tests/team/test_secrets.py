@@ -279,3 +279,16 @@ def test_entropy_is_shannon_bits_per_byte() -> None:
     assert shannon_entropy(bytes(range(16))) == 4.0
     assert set(ENTROPY) <= set(RULE_IDS)
     assert is_placeholder("aws-access-token", b"AKIA" + b"Q" * 16)
+
+
+def test_every_rule_without_keywords_is_gated_by_what_its_matches_contain() -> None:
+    """A rule with no keywords scans the whole text; the gate skips that scan when the text
+    lacks its regex's literal start. Every such rule has one, and no rule with keywords does."""
+    from memdir.team import secrets
+
+    unkeyed = {rule.id for rule in RULES if not rule.keywords}
+    assert set(secrets._NEEDLES) == unkeyed
+    for rule_id, (folded, needles) in secrets._NEEDLES.items():
+        pattern = RULES_BY_ID[rule_id].regex.pattern
+        start = pattern.lower() if folded else pattern
+        assert needles and all(n[:1] in start[:40] for n in needles), rule_id
