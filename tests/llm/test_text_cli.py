@@ -17,7 +17,7 @@ import pytest
 
 from memdir.config import CHILD_ENV_FLAG
 from memdir.errors import BudgetExhaustedError, HostModelUnavailableError
-from memdir.llm import copilot_cli, pi_cli, qwen_cli
+from memdir.llm import cline_cli, copilot_cli, pi_cli, qwen_cli
 from memdir.llm.base import CompletionRequest, Message, ToolSpec
 from memdir.llm.factory import provider_from_spec
 from memdir.llm.ledger import CostLedger
@@ -25,7 +25,12 @@ from memdir.llm.text_cli import TextCliProvider
 
 REPLAY = Path(__file__).parent / "data" / "replay_cli.py"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "hosts"
-MODULES: dict[str, Any] = {"pi": pi_cli, "copilot": copilot_cli, "qwen": qwen_cli}
+MODULES: dict[str, Any] = {
+    "pi": pi_cli,
+    "copilot": copilot_cli,
+    "qwen": qwen_cli,
+    "cline": cline_cli,
+}
 WRITE = ToolSpec("Write", "Write a file.", {"type": "object"})
 TOOLS = CompletionRequest(
     system="You are memdir's extractor.",
@@ -96,16 +101,17 @@ def test_a_tool_call_in_text_comes_back_as_a_call_and_the_child_is_stripped(
     assert completion.stop_reason == "tool_use"
     (call,) = replay.calls()
     assert call["env"][CHILD_ENV_FLAG] == "1"  # every memdir hook returns at once inside
-    # memdir's instructions and the tool format reach the child, on stdin or in a file
-    given = call["stdin"] + "".join(text for text, _ in call["files"].values())
+    # memdir's instructions and the tool format reach the child: stdin, a file or an argument
+    given = " ".join([call["stdin"], *(t for t, _ in call["files"].values()), *call["argv"]])
     assert "You are memdir's extractor." in given and '{"tool": "<name>"' in given
     assert "the user prefers pnpm" in call["stdin"]
     assert not Path(call["cwd"]).exists()  # the private dir is gone
-    assert "--model" not in call["argv"]  # a Claude alias: the CLI's own default model
+    assert "--model" not in call["argv"] and "-m" not in call["argv"]  # a Claude alias
     flags = {
         "pi": ["--no-tools", "--no-session", "--no-extensions", "--no-context-files"],
         "copilot": ["--available-tools=memdir-none", "--disable-builtin-mcps"],
         "qwen": ["--max-tool-calls", "--chat-recording"],
+        "cline": ["--auto-approve", "false", "--data-dir", "--config"],
     }[replay.host]
     assert all(f in call["argv"] for f in flags), call["argv"]
     (row,) = replay.ledger.rows()
@@ -119,7 +125,7 @@ def test_a_named_model_is_asked_for(replay: Replay) -> None:
         settings = json.loads(call["files"][".qwen/settings.json"][0])
         assert settings["model"]["name"] == "gpt-5-mini"
     else:
-        at = call["argv"].index("--model")
+        at = call["argv"].index("-m" if replay.host == "cline" else "--model")
         assert call["argv"][at + 1] == "gpt-5-mini"
 
 
@@ -252,3 +258,30 @@ def test_a_cli_that_prints_without_end_is_cut_off(tmp_path: Path) -> None:
         asyncio.run(replay.provider().complete(TOOLS))
     (row,) = replay.ledger.rows()
     assert "printed more than" in row["error"]
+
+
+def test_cline_runs_on_a_copy_of_the_login_alone_with_every_tool_refused(tmp_path: Path) -> None:
+    replay = Replay(tmp_path, "cline")
+    own = replay.home / ".cline"
+    (own / "data" / "settings").mkdir(parents=True)
+    (own / "data" / "settings" / "providers.json").write_text('{"lastUsedProvider": "x"}')
+    (own / "plugins").mkdir()
+    (own / "plugins" / "memdir.js").write_text("// memdir's own plugin: never in the child")
+    asyncio.run(replay.provider().complete(TOOLS))
+    (call,) = replay.calls()
+    assert sorted(call["files"]) == ["data/settings/providers.json"]
+    assert call["files"]["data/settings/providers.json"][1] == "0o600"
+    argv = call["argv"]
+    assert argv[argv.index("--config") + 1] == f"{call['cwd']}/config"
+    assert argv[argv.index("--data-dir") + 1] == f"{call['cwd']}/data"
+    assert argv[argv.index("-s") + 1].startswith("You are memdir's extractor.")
+    assert call["env"]["CLINE_SESSION_BACKEND_MODE"] == "local"  # no hub left running
+    assert "the user prefers pnpm" in call["stdin"]
+
+
+def test_cline_refuses_instructions_too_long_for_one_argument(tmp_path: Path) -> None:
+    replay = Replay(tmp_path, "cline")
+    huge = CompletionRequest(system="x" * (200 * 1024), messages=[Message("user", "hi")])
+    with pytest.raises(HostModelUnavailableError, match="more than the Cline CLI"):
+        asyncio.run(replay.provider().complete(huge))
+    assert replay.calls() == []

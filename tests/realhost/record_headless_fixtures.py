@@ -1,7 +1,7 @@
 """Re-record ``tests/fixtures/hosts/<host>/headless-*.json`` from the real CLIs (by hand, not a
-test): what ``pi -p``, ``copilot`` and ``qwen`` print when memdir runs them as its model.
+test): what ``pi -p``, ``copilot``, ``qwen`` and ``cline`` print when memdir runs them as its model.
 
-    PYTHONPATH=src python -m tests.realhost.record_headless_fixtures [pi|copilot|qwen ...]
+    PYTHONPATH=src python -m tests.realhost.record_headless_fixtures [pi|copilot|qwen|cline ...]
 
 Each host's child is built by memdir's own provider (``invocation``), so the recording is of
 exactly what memdir runs: once against the fake API replying with a tool call in text
@@ -59,5 +59,5 @@ def record(name: str) -> None:
 
 if __name__ == "__main__":
     memdir.llm.base.ALLOW_REAL_PROVIDERS = True
-    for name in sys.argv[1:] or ["pi", "copilot", "qwen"]:
+    for name in sys.argv[1:] or ["pi", "copilot", "qwen", "cline"]:
         record(name)

@@ -1,9 +1,9 @@
-"""Zero-config inside pi, Copilot CLI and Qwen Code, as a new user meets it: the CLI on PATH, no
-MEMDIR_MODEL. ``memdir install <host> --project``, then a turn in which the user corrects the
-agent: the turn-end extraction worker runs the user's own CLI headless (``pi -p``, ``copilot``,
-``qwen``) as a plain completer; the fake model answers with a tool call in text, memdir runs it
-inside the memory dir, the call lands in the cost ledger, no memdir hook runs in the child and
-the child leaves no session behind for ``memdir backfill`` to read back."""
+"""Zero-config inside pi, Copilot CLI, Qwen Code and Cline, as a new user meets it: the CLI on
+PATH, no MEMDIR_MODEL. ``memdir install <host> --project``, then a turn in which the user corrects
+the agent: the turn-end extraction worker runs the user's own CLI headless (``pi -p``,
+``copilot``, ``qwen``, ``cline``) as a plain completer; the fake model answers with a tool call in
+text, memdir runs it inside the memory dir, the call lands in the cost ledger, no memdir hook
+runs in the child and the child leaves no session behind for ``memdir backfill`` to read back."""
 
 from __future__ import annotations
 
@@ -20,10 +20,10 @@ from tests.realhost.fake_openai import FakeOpenAI, LoggedRequest
 from tests.realhost.host import wait_for
 from tests.realhost.npm_host import KINDS, NpmHost
 
-MODEL_HOSTS = ("copilot", "pi", "qwen")
+MODEL_HOSTS = ("cline", "copilot", "pi", "qwen")
 # Copilot CLI hands its hooks neither COPILOT_PROVIDER_* nor API keys: a BYOK provider set in
 # the environment (the only login possible offline) never reaches memdir's worker
-HOOK_MODEL_HOSTS = ("pi", "qwen")
+HOOK_MODEL_HOSTS = ("cline", "pi", "qwen")
 FEEDBACK = """---
 name: real database in tests
 description: never mock the database in these tests; use the real test database
@@ -69,7 +69,7 @@ def child_requests(host: NpmHost) -> list[LoggedRequest]:
 
 def sessions_on_disk(host: NpmHost) -> set[str]:
     """Every session file the host keeps under the user's home, wherever the host keeps them."""
-    roots = [host.home / ".pi", host.home / ".copilot", host.home / ".qwen"]
+    roots = [host.home / ".pi", host.home / ".copilot", host.home / ".qwen", host.home / ".cline"]
     return {
         str(p)
         for root in roots
@@ -107,7 +107,8 @@ def test_a_correction_becomes_a_memory_written_through_the_hosts_own_cli(
     child = child_requests(host)
     assert len(child) == 2, [r.text()[:80] for r in host.api.model_requests()]
     for request in child:
-        assert not request.body.get("tools"), request.body.get("tools")  # no tool of its own
+        if host.kind.name != "cline":  # Cline offers its tools and refuses every call headless
+            assert not request.body.get("tools"), request.body.get("tools")  # no tool of its own
         assert "# Memory (memdir)" not in request.text()  # no memdir hook ran in the child
     assert CORRECTION in child[0].text()
     assert '"tool": "Write"' in child[1].text()  # its own call, written back as it made it
@@ -221,3 +222,39 @@ def test_copilot_with_only_a_byok_environment_falls_back_offline_and_says_why(
         assert written and "tabs" in written[0].read_text()
     finally:
         host.stop_daemon()
+
+
+def test_clines_child_runs_none_of_its_own_tools(
+    fake_openai: FakeOpenAI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cline has no switch that drops its tools: with ``--auto-approve false`` headless every
+    call is refused, and plan mode refuses changes besides. A model that calls its shell tool
+    anyway (a hostile transcript asked it to) changes nothing, and memdir gets the text."""
+    import asyncio
+
+    import memdir.llm.base
+    from memdir.llm import cline_cli
+    from memdir.llm.base import CompletionRequest, Message, ToolSpec
+    from tests.realhost.fake_openai import FunctionCall, Reply
+
+    monkeypatch.setattr(memdir.llm.base, "ALLOW_REAL_PROVIDERS", True)  # a fake API behind it
+    kind = KINDS["cline"]
+    cli = kind.find_cli()
+    if cli is None:
+        pytest.fail(kind.missing, pytrace=False)
+    host = NpmHost(kind=kind, cli=cli, api=fake_openai, root=tmp_path)
+    marker = tmp_path / "ran"
+    read = FunctionCall("read_files", {"file_paths": [str(host.home / ".cline")]})
+    shell = FunctionCall("run_commands", {"commands": [f"echo x > {marker}"]})
+    fake_openai.script(Reply(calls=(shell, read)), '{"answer": "Nothing to save."}')
+    provider = cline_cli.HostCliProvider("default", env={**host.env, "MEMDIR_CLINE_CLI": str(cli)})
+    write = ToolSpec("Write", "Write a file.", {"type": "object"})
+    request = CompletionRequest(
+        system=EXTRACTION_SYSTEM, messages=[Message("user", CORRECTION)], tools=(write,)
+    )
+    completion = asyncio.run(provider.complete(request))
+    assert completion.text == "Nothing to save." and not completion.tool_calls
+    assert not marker.exists()
+    (_, second) = fake_openai.model_requests()
+    refused = [m for m in second.body["messages"] if m.get("role") == "tool"]
+    assert len(refused) == 2 and all("requires approval" in m["content"] for m in refused)

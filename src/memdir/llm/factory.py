@@ -18,10 +18,10 @@ Specs::
     gemini:<model>                 the user's own Gemini CLI (``gemini -p``); a Claude alias maps
                                    to a Gemini tier (haiku: gemini-2.5-flash); tokens and an
                                    estimated cost go to ``ledger``
-    pi:<model> | copilot:<model> | qwen:<model>
-                                   the user's own pi, Copilot CLI or Qwen Code, run headless as
-                                   a plain completer (tools as JSON in text); a Claude alias or
-                                   ``default`` uses the model set up in that CLI
+    pi:<model> | copilot:<model> | qwen:<model> | cline:<model>
+                                   the user's own pi, Copilot CLI, Qwen Code or Cline, run
+                                   headless as a plain completer (tools as JSON in text); a
+                                   Claude alias or ``default`` uses the model set up in that CLI
 
 The environment is a parameter, never ``os.environ``: only entry points read the process
 environment. Network providers come back wrapped in ``RetryingProvider``; the local llama.cpp
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 SPEC_HELP = (
     "expected anthropic:<model>, openai:<model>[@<base_url>], llamacpp:<file.gguf|smollm2>, "
     "scripted:<replies.json>, claude-code:<model>, codex:<model>, gemini:<model>, pi:<model>, "
-    "copilot:<model> or qwen:<model>"
+    "copilot:<model>, qwen:<model> or cline:<model>"
 )
 
 
@@ -125,7 +125,7 @@ def provider_from_spec(
 
         # No RetryingProvider, for the same reason as claude-code.
         return gemini_cli.HostCliProvider(rest, env=env, ledger=ledger, cwd=cwd)
-    if kind in ("pi", "copilot", "qwen"):
+    if kind in ("pi", "copilot", "qwen", "cline"):
         import importlib
 
         host = importlib.import_module(f"memdir.llm.{kind}_cli")

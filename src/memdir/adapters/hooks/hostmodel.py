@@ -39,6 +39,7 @@ HOST_PROVIDERS = {
     "pi": "memdir.llm.pi_cli",
     "copilot": "memdir.llm.copilot_cli",
     "qwen": "memdir.llm.qwen_cli",
+    "cline": "memdir.llm.cline_cli",
 }
 
 

@@ -143,8 +143,8 @@ class Cline:
     title = "Cline CLI"
     events: Mapping[str, str] = EVENTS
     scopes: tuple[str, ...] = ("user", "project")
-    headless: str | None = None
-    model_provider: str | None = None
+    headless: str | None = "cline --json"
+    model_provider: str | None = "cline"  # memdir.llm.cline_cli
 
     def parse(self, event: str, body: Mapping[str, Any]) -> HookInput:
         return parse(event, body)
