@@ -285,3 +285,12 @@ def test_cline_refuses_instructions_too_long_for_one_argument(tmp_path: Path) ->
     with pytest.raises(HostModelUnavailableError, match="more than the Cline CLI"):
         asyncio.run(replay.provider().complete(huge))
     assert replay.calls() == []
+
+
+def test_a_cli_that_never_stops_printing_is_killed_not_waited_out(tmp_path: Path) -> None:
+    replay = Replay(tmp_path, "qwen")
+    replay.extra["REPLAY_FLOOD"] = "1"
+    started = time.monotonic()
+    with pytest.raises(HostModelUnavailableError, match="printed more than"):
+        asyncio.run(replay.provider().complete(TOOLS))
+    assert time.monotonic() - started < 60  # the call's own time limit is 300 s

@@ -227,14 +227,22 @@ async def _exchange(proc: asyncio.subprocess.Process, data: bytes) -> tuple[byte
         while chunk := await stream.read(64 * 1024):
             size += len(chunk)
             if size > MAX_OUTPUT:
+                await cli_child.end(proc)  # at once: the other pipe then ends too
                 raise HostModelUnavailableError(
                     f"the CLI printed more than {MAX_OUTPUT // (1024 * 1024)} MB; stopped"
                 )
             chunks.append(chunk)
         return b"".join(chunks)
 
-    _, out, err = await asyncio.gather(send(), drain(proc.stdout), drain(proc.stderr))
+    results = await asyncio.gather(
+        send(), drain(proc.stdout), drain(proc.stderr), return_exceptions=True
+    )
+    for result in results:  # every part ran to its end: no task is left with an error unread
+        if isinstance(result, BaseException):
+            raise result
     await proc.wait()
+    _, out, err = results
+    assert isinstance(out, bytes) and isinstance(err, bytes)
     return out, err
 
 

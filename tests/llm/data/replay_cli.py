@@ -2,8 +2,9 @@
 recorded run of the real CLI (tests/fixtures/hosts/<host>/headless-*.json).
 
 Env: REPLAY_LOG (append one JSON record: argv, env, stdin, cwd, files under the cwd),
-REPLAY_RECORD (the recording to print), REPLAY_SLEEP (seconds to hang first, in a grandchild
-too, so a kill of the process group can be checked; its pid goes in the log)."""
+REPLAY_RECORD (the recording to print), REPLAY_FLOOD (print without end instead),
+REPLAY_SLEEP (seconds to hang first, in a grandchild too, so a kill of the process group can be
+checked; its pid goes in the log)."""
 
 import json
 import os
@@ -28,6 +29,11 @@ with open(os.environ["REPLAY_LOG"], "a", encoding="utf-8") as f:
     f.write(json.dumps(record) + "\n")
 if sleep:
     time.sleep(sleep)
+if os.environ.get("REPLAY_FLOOD"):  # print without end, on both pipes
+    chunk = "x" * 65536
+    while True:
+        sys.stdout.write(chunk)
+        sys.stderr.write(chunk)
 with open(os.environ["REPLAY_RECORD"], encoding="utf-8") as f:
     run = json.load(f)
 sys.stdout.write(run["stdout"])
