@@ -192,9 +192,9 @@ def _describe_other(
         f"Model: {spec} ({model}) — your own "
         f"{dialect.title} ({dialect.headless}) and login, started in the background after a "
         "turn to extract memories, before a compaction to update the session notes and at "
-        "session end to dream; no built-in tools, no hooks, no session saved, writes only "
+        "session end to dream; none of its own tools runs, no hooks, no session saved, writes only "
         "inside the memory dir through memdir's tools.",
-        f"Cost: an estimate from the tokens {dialect.title} reports; memdir stops at "
+        f"Cost: what {dialect.title} reports, else an estimate from its tokens; memdir stops at "
         f"${settings.host_model_budget_usd:.2f} a day (hostModelBudgetUsd) and falls back "
         "offline. `memdir status` shows the spend; `--llm off` turns it off.",
         "Per-prompt recall stays local (no model, no cost).",
