@@ -123,3 +123,40 @@ def test_recall_surfaces_the_pnpm_memory_for_a_charting_library_and_says_why(
     assert pnpm["why"].startswith("applies when 'adding, installing, upgrading")
     assert "words: instal, librari" in pnpm["why"] and "similarity" in pnpm["why"]
     assert not rows["lunch.md"]["selected"]
+
+
+def test_recall_asks_the_warm_daemon_when_one_is_up_and_answers_the_same(tmp_path: Path) -> None:
+    """A daemon the hooks (or ``memdir import``) started answers ``memdir recall`` with its
+    loaded index; the answer is the one the command gives in its own process."""
+    from memdir.adapters import recall_client
+    from tests.adapters.test_recall_daemon import start
+
+    _add(tmp_path, "Merge freeze", "No merges until the mobile release")
+    _add(tmp_path, "Staging", "Deploy to staging with make deploy-staging")
+    home = tmp_path / "h"
+
+    def ask(**env: str) -> list[dict[str, object]]:
+        out, err = io.StringIO(), io.StringIO()
+        argv = ["--json", "--dir", "mem", "recall", "how do I deploy to staging?"]
+        code = main(argv, env={"HOME": str(home), **env}, cwd=tmp_path, stdout=out, stderr=err)
+        assert code == 0, err.getvalue()
+        return list(json.loads(out.getvalue()))
+
+    alone = ask()  # no daemon: recalled in this process
+    assert alone and alone[0]["path"] == "staging.md"
+    sock = recall_client.socket_path(home / ".memdir")
+    proc = start(sock)
+    try:
+        before = recall_client.request(sock, {"op": "status"})["requests"]
+        assert ask() == alone
+        assert recall_client.request(sock, {"op": "status"})["requests"] == before + 2
+        assert ask(MEMDIR_HOOK_DAEMON="0") == alone  # switched off: not asked
+        assert recall_client.request(sock, {"op": "status"})["requests"] == before + 3
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        assert proc.stderr is not None
+        proc.stderr.close()
+    sock.parent.mkdir(parents=True, exist_ok=True)
+    sock.touch()  # a socket file left by a daemon that died: the command recalls itself
+    assert ask() == alone

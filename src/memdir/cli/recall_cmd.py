@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import time
+from pathlib import Path
 from typing import Any, TextIO
 
 from memdir import applies_when
@@ -15,6 +16,7 @@ from memdir.recall.applies_model import write_with_model
 from memdir.recall.explain import explain
 from memdir.recall.factory import SELECTOR_KINDS, build_recall, local_selector
 from memdir.recall.session import RecallSession
+from memdir.recall.surface import Attachment
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -141,20 +143,22 @@ def cmd_recall(ctx: CliContext) -> int:
     if a.explain and kind != "llm":
         return _explain(ctx)
     provider = _provider(ctx) if kind in ("auto", "llm") else None
-    recall = build_recall(
-        ctx.memory_dir,
-        ctx.paths.cache_dir,
-        kind=kind,
-        provider=provider,
-        embedder=a.embedder,
-        background=False,  # one answer, then exit: `memdir reindex` or a long-lived host fills
-    )
-    bar = _attach_progress(ctx, recall.ranker or recall.selector)
-    try:
-        attachments = asyncio.run(recall.recall(a.query, RecallSession(), limit=a.limit))
-    finally:
-        if bar is not None:
-            bar.close()
+    attachments = _from_daemon(ctx) if provider is None and kind in ("auto", "local") else None
+    if attachments is None:
+        recall = build_recall(
+            ctx.memory_dir,
+            ctx.paths.cache_dir,
+            kind=kind,
+            provider=provider,
+            embedder=a.embedder,
+            background=False,  # one answer, then exit: `reindex` or a long-lived host fills
+        )
+        bar = _attach_progress(ctx, recall.ranker or recall.selector)
+        try:
+            attachments = asyncio.run(recall.recall(a.query, RecallSession(), limit=a.limit))
+        finally:
+            if bar is not None:
+                bar.close()
     checked = _evidence(ctx, [att.path for att in attachments])
     rows = [
         {
@@ -180,6 +184,43 @@ def cmd_recall(ctx: CliContext) -> int:
     payload = [{**r, "content": att.content} for r, att in zip(rows, attachments, strict=True)]
     ctx.out.data(payload, text)
     return 0
+
+
+# a CLI user waits anyway: the daemon gets this long (a load under way) before the command
+# recalls in its own process instead
+DAEMON_WAIT = 30.0
+
+
+def _from_daemon(ctx: CliContext) -> list[Attachment] | None:
+    """The warm recall daemon's answer (the hooks' own engine, its index loaded and read by the
+    model), when one is up for this memdir home; None to recall in this process: no daemon
+    (the command never starts one), another embedder asked for, ``MEMDIR_HOOK_DAEMON=0``, or
+    any failure of the daemon."""
+    from memdir.adapters import recall_client
+    from memdir.errors import DaemonError
+
+    off = ctx.env.get("MEMDIR_HOOK_DAEMON", "").strip().lower() in ("0", "false", "no", "off")
+    if ctx.args.embedder != "auto" or off:
+        return None
+    sock = recall_client.socket_path(ctx.settings.memdir_home)
+    if not sock.exists():
+        return None
+    try:
+        found = recall_client.recall(
+            sock,
+            memory_dir=ctx.memory_dir,
+            cache_dir=ctx.paths.cache_dir,
+            query=ctx.args.query,
+            exclude=[],
+            limit=ctx.args.limit,
+            timeout=DAEMON_WAIT,
+        )
+        return [
+            Attachment(Path(d["path"]), d["filename"], d["header"], d["content"], d["truncated"])
+            for d in found
+        ]
+    except (DaemonError, KeyError, TypeError):
+        return None
 
 
 def _evidence(ctx: CliContext, paths: list[Any]) -> list[Any]:
