@@ -22,14 +22,13 @@ it); the prompt travels on stdin, the system prompt as one argument (at most
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from memdir.config import CHILD_ENV_FLAG
 from memdir.errors import HostModelUnavailableError
+from memdir.llm import text_cli
 from memdir.llm.base import Usage
 from memdir.llm.text_cli import (
     Answer,
@@ -37,7 +36,9 @@ from memdir.llm.text_cli import (
     TextCliProvider,
     chosen_model,
     config_home,
+    count,
     find_executable,
+    json_lines,
 )
 
 FLAGS = ("--json", "-p", "--auto-approve", "false", "--retries", "2")
@@ -53,20 +54,13 @@ def find_cli(env: Mapping[str, str]) -> str | None:
 
 
 def model_words(host_model: str) -> str:
-    name = chosen_model(host_model)
-    return f"Cline's {name}" if name else "the model your Cline CLI uses"
+    return text_cli.model_words("Cline", host_model)
 
 
 def read_events(stdout: str) -> Answer:
     """The reply of a ``--json`` run: its ``run_result`` (text, tokens, Cline's own cost)."""
     answer = Answer()
-    for line in stdout.splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(event, dict):
-            continue
+    for event in json_lines(stdout):
         if event.get("type") == "error" and answer.error is None:
             answer.error = str(event.get("message") or "the run failed")
         if event.get("type") != "run_result":
@@ -75,10 +69,10 @@ def read_events(stdout: str) -> Answer:
         usage = event.get("usage")
         if isinstance(usage, dict):
             answer.usage = Usage(
-                input_tokens=_int(usage.get("inputTokens")),
-                output_tokens=_int(usage.get("outputTokens")),
-                cache_read_tokens=_int(usage.get("cacheReadTokens")),
-                cache_write_tokens=_int(usage.get("cacheWriteTokens")),
+                input_tokens=count(usage.get("inputTokens")),
+                output_tokens=count(usage.get("outputTokens")),
+                cache_read_tokens=count(usage.get("cacheReadTokens")),
+                cache_write_tokens=count(usage.get("cacheWriteTokens")),
             )
             cost = usage.get("totalCost")
             if isinstance(cost, (int, float)) and cost > 0:
@@ -91,19 +85,12 @@ def read_events(stdout: str) -> Answer:
     return answer
 
 
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and value > 0 else 0
-
-
 class HostCliProvider(TextCliProvider):
     """``Provider`` over ``cline --json`` (prompt on stdin)."""
 
     HOST = "cline"
     TITLE = "the Cline CLI (`cline`)"
     NOISE = ("DeprecationWarning", "      at ")  # its AI SDK's warnings, on every run
-
-    def find_cli(self) -> str | None:
-        return find_cli(self.env)
 
     def invocation(self, system: str, prompt: str, home: Path) -> Invocation:
         if len(system.encode("utf-8")) > MAX_SYSTEM_BYTES:

@@ -22,13 +22,13 @@ prompt's estimated tokens — both estimates.
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from memdir.config import CHILD_ENV_FLAG
+from memdir.llm import text_cli
 from memdir.llm.text_cli import (
     Answer,
     Invocation,
@@ -36,6 +36,7 @@ from memdir.llm.text_cli import (
     chosen_model,
     config_home,
     find_executable,
+    json_lines,
 )
 
 PREMIUM_REQUEST_USD = 0.04
@@ -56,21 +57,14 @@ def find_cli(env: Mapping[str, str]) -> str | None:
 
 
 def model_words(host_model: str) -> str:
-    name = chosen_model(host_model)
-    return f"Copilot's {name}" if name else "the model your Copilot CLI uses"
+    return text_cli.model_words("Copilot", host_model)
 
 
 def read_events(stdout: str) -> Answer:
     """The reply of a ``--output-format json`` run and its premium requests (as dollars)."""
     answer = Answer()
     premium: float | None = None
-    for line in stdout.splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(event, dict):
-            continue
+    for event in json_lines(stdout):
         kind, data = event.get("type"), event.get("data")
         if kind == "assistant.message" and isinstance(data, dict):
             answer.text = str(data.get("content") or "")
@@ -96,9 +90,6 @@ class HostCliProvider(TextCliProvider):
 
     HOST = "copilot"
     TITLE = "the Copilot CLI (`copilot -p`)"
-
-    def find_cli(self) -> str | None:
-        return find_cli(self.env)
 
     def invocation(self, system: str, prompt: str, home: Path) -> Invocation:
         config = home / ".copilot"

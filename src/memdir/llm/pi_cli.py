@@ -15,14 +15,22 @@ model registry): that is what the ledger books, not an estimate.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from memdir.config import CHILD_ENV_FLAG
+from memdir.llm import text_cli
 from memdir.llm.base import Usage
-from memdir.llm.text_cli import Answer, Invocation, TextCliProvider, chosen_model, find_executable
+from memdir.llm.text_cli import (
+    Answer,
+    Invocation,
+    TextCliProvider,
+    chosen_model,
+    count,
+    find_executable,
+    json_lines,
+)
 
 FLAGS = (
     "-p", "--mode", "json", "--no-session", "--no-tools", "--no-extensions", "--no-skills",
@@ -38,8 +46,7 @@ def find_cli(env: Mapping[str, str]) -> str | None:
 
 
 def model_words(host_model: str) -> str:
-    name = chosen_model(host_model)
-    return f"pi's {name}" if name else "the default model of your pi setup"
+    return text_cli.model_words("pi", host_model)
 
 
 def _usage(raw: Any) -> tuple[Usage, float]:
@@ -49,17 +56,13 @@ def _usage(raw: Any) -> tuple[Usage, float]:
     total = cost.get("total") if isinstance(cost, dict) else None
     return (
         Usage(
-            input_tokens=_int(raw.get("input")),
-            output_tokens=_int(raw.get("output")),
-            cache_read_tokens=_int(raw.get("cacheRead")),
-            cache_write_tokens=_int(raw.get("cacheWrite")),
+            input_tokens=count(raw.get("input")),
+            output_tokens=count(raw.get("output")),
+            cache_read_tokens=count(raw.get("cacheRead")),
+            cache_write_tokens=count(raw.get("cacheWrite")),
         ),
         float(total) if isinstance(total, (int, float)) and total >= 0 else 0.0,
     )
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and value > 0 else 0
 
 
 def read_events(stdout: str) -> Answer:
@@ -68,12 +71,8 @@ def read_events(stdout: str) -> Answer:
     answer = Answer(usage=None, cost_usd=None)
     tokens, dollars = Usage(), 0.0
     seen = False
-    for line in stdout.splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(event, dict) or event.get("type") != "message_end":
+    for event in json_lines(stdout):
+        if event.get("type") != "message_end":
             continue
         message = event.get("message")
         if not isinstance(message, dict) or message.get("role") != "assistant":
@@ -106,9 +105,6 @@ class HostCliProvider(TextCliProvider):
 
     HOST = "pi"
     TITLE = "the pi CLI (`pi -p`)"
-
-    def find_cli(self) -> str | None:
-        return find_cli(self.env)
 
     def invocation(self, system: str, prompt: str, home: Path) -> Invocation:
         system_md = home / "system.md"

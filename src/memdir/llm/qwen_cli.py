@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from memdir.config import CHILD_ENV_FLAG
+from memdir.llm import text_cli
 from memdir.llm.base import Usage
 from memdir.llm.text_cli import (
     Answer,
@@ -31,6 +32,7 @@ from memdir.llm.text_cli import (
     TextCliProvider,
     chosen_model,
     config_home,
+    count,
     find_executable,
 )
 
@@ -64,8 +66,7 @@ def find_cli(env: Mapping[str, str]) -> str | None:
 
 
 def model_words(host_model: str) -> str:
-    name = chosen_model(host_model)
-    return f"Qwen Code's {name}" if name else "the model your Qwen Code uses"
+    return text_cli.model_words("Qwen Code", host_model)
 
 
 def child_settings(user: Any, model: str | None) -> dict[str, Any]:
@@ -100,10 +101,10 @@ def read_events(stdout: str) -> Answer:
         answer.text = str(event.get("result") or "")
         usage = event.get("usage")
         if isinstance(usage, dict):
-            cached = _int(usage.get("cache_read_input_tokens"))
+            cached = count(usage.get("cache_read_input_tokens"))
             answer.usage = Usage(
-                input_tokens=_int(usage.get("input_tokens")),  # as reported: a budget errs high
-                output_tokens=_int(usage.get("output_tokens")),
+                input_tokens=count(usage.get("input_tokens")),  # as reported: a budget errs high
+                output_tokens=count(usage.get("output_tokens")),
                 cache_read_tokens=cached,
             )
         if event.get("is_error"):
@@ -113,19 +114,12 @@ def read_events(stdout: str) -> Answer:
     return answer
 
 
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and value > 0 else 0
-
-
 class HostCliProvider(TextCliProvider):
     """``Provider`` over ``qwen`` headless (prompt on stdin)."""
 
     HOST = "qwen"
     TITLE = "the Qwen Code CLI (`qwen`)"
     NOISE = ("Ripgrep not available",)
-
-    def find_cli(self) -> str | None:
-        return find_cli(self.env)
 
     def invocation(self, system: str, prompt: str, home: Path) -> Invocation:
         config = home / ".qwen"

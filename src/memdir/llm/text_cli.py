@@ -26,9 +26,10 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from memdir.errors import HostModelUnavailableError, ProviderError
 from memdir.llm import cli_child
@@ -78,6 +79,28 @@ def config_home(env: Mapping[str, str], variable: str, dotdir: str) -> Path:
     return Path(custom) if custom else Path(env.get("HOME") or Path.home()) / dotdir
 
 
+def json_lines(stdout: str) -> Iterator[dict[str, Any]]:
+    """The JSON objects of a CLI's one-event-a-line output; any other line is passed over."""
+    for line in stdout.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict):
+            yield event
+
+
+def count(value: object) -> int:
+    """A token count as a CLI printed it: a positive int, else 0 (a budget never goes down)."""
+    return value if isinstance(value, int) and value > 0 else 0
+
+
+def model_words(cli: str, host_model: str) -> str:
+    """What ``hostModel`` means for ``cli`` in plain words (``memdir install`` says it)."""
+    name = chosen_model(host_model)
+    return f"{cli}'s {name}" if name else f"the model your {cli} uses"
+
+
 def chosen_model(model: str) -> str | None:
     """The model to ask the CLI for; None for "the one the user set up in it" (a Claude
     alias means a tier of Claude's, which another host's login may not offer)."""
@@ -86,15 +109,15 @@ def chosen_model(model: str) -> str | None:
 
 
 class TextCliProvider(CliProviderBase, abc.ABC):
-    """``Provider`` over one headless child per call; a host gives ``HOST``, ``TITLE``,
-    ``find_cli`` and the two methods below."""
+    """``Provider`` over one headless child per call; a host gives ``HOST`` (also the name of
+    its executable), ``TITLE`` and the two methods below."""
 
     TITLE = ""  # the CLI's name in messages, e.g. "the pi CLI"
     NOISE: tuple[str, ...] = ()  # stderr start-up chatter, never the reason a run failed
 
-    @abc.abstractmethod
     def find_cli(self) -> str | None:
-        """The executable to run, or None when it is not installed."""
+        """``MEMDIR_<HOST>_CLI`` when set, else the host's executable on the env's PATH."""
+        return find_executable(self.env, f"MEMDIR_{self.HOST.upper()}_CLI", self.HOST)
 
     @abc.abstractmethod
     def invocation(self, system: str, prompt: str, home: Path) -> Invocation:
@@ -254,5 +277,8 @@ __all__ = [
     "TextCliProvider",
     "chosen_model",
     "config_home",
+    "count",
     "find_executable",
+    "json_lines",
+    "model_words",
 ]
