@@ -263,3 +263,25 @@ def test_a_command_that_mentions_mcp_keeps_its_stdout(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["path"].endswith(".md")
+
+
+def test_a_broken_settings_file_is_said_at_start_even_with_the_handshake_answered(
+    tmp_path: Path,
+) -> None:
+    """The relays answer the handshake before the CLI reads the settings; a broken file still
+    ends the server at once with its one-line error, not silently at stdin's EOF."""
+    bad = tmp_path / "settings.json"
+    bad.write_text("{broken")
+    env = {"HOME": str(tmp_path), "PATH": os.environ["PATH"], "PYTHONPATH": str(SRC)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memdir", "--settings", str(bad), "mcp"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+    )  # fmt: skip
+    assert proc.stdin is not None and proc.stderr is not None and proc.stdout is not None
+    try:
+        assert proc.wait(timeout=60) == 2  # stdin still open: it ended by itself
+        assert f"settings file {bad} is not valid JSON" in proc.stderr.read().decode()
+    finally:
+        proc.kill()
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            stream.close()

@@ -67,6 +67,9 @@ def _before_stdio_sdk(ctx: CliContext) -> EarlyAnswers | None:
 def cmd_mcp(ctx: CliContext) -> int:
     args = ctx.args
     early = _before_stdio_sdk(ctx) if args.transport == "stdio" else None
+    # a bad setting or memory dir is said now, in one line on stderr, and ends the server: not
+    # at the first tool call, and not never (a session that calls no tool ends at stdin's EOF)
+    ctx.paths  # noqa: B018 - resolving them reads and checks the settings
     if early is not None:
         # the handshake is answered; load the SDK when a call needs it (or soon, to preload)
         early.sdk_needed.wait(timeout=PRELOAD_AFTER if args.preload else None)
