@@ -37,16 +37,22 @@ Don't mock the database in these tests.
 CORRECTION = "no, don't mock the database in these tests"
 
 
+def npm_host_of(name: str, api: FakeOpenAI, root: Path) -> NpmHost:
+    """The sandboxed user of host ``name``, in a git repository (the CLI must be installed)."""
+    kind = KINDS[name]
+    cli = kind.find_cli()
+    if cli is None:
+        pytest.fail(kind.missing, pytrace=False)
+    host = NpmHost(kind=kind, cli=cli, api=api, root=root)
+    subprocess.run(["git", "-C", str(host.project), "init", "-q"], check=True)
+    return host
+
+
 @pytest.fixture(params=HOOK_MODEL_HOSTS)
 def model_host(
     request: pytest.FixtureRequest, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> Iterator[NpmHost]:
-    kind = KINDS[request.param]
-    cli = kind.find_cli()
-    if cli is None:
-        pytest.fail(kind.missing, pytrace=False)
-    host = NpmHost(kind=kind, cli=cli, api=fake_openai, root=tmp_path)
-    subprocess.run(["git", "-C", str(host.project), "init", "-q"], check=True)
+    host = npm_host_of(request.param, fake_openai, tmp_path)
     try:
         yield host
     finally:
@@ -129,21 +135,16 @@ def test_a_correction_becomes_a_memory_written_through_the_hosts_own_cli(
 def test_with_the_cli_failing_the_offline_rules_still_write(
     name: str, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
-    kind = KINDS[name]
-    cli = kind.find_cli()
-    if cli is None:
-        pytest.fail(kind.missing, pytrace=False)
-    host = NpmHost(kind=kind, cli=cli, api=fake_openai, root=tmp_path)
+    host = npm_host_of(name, fake_openai, tmp_path)
     try:
-        subprocess.run(["git", "-C", str(host.project), "init", "-q"], check=True)
         host.memdir("install", name, "--project")
         host.trust_project()
         # the session runs the real CLI; the worker finds a broken one first on its PATH
         broken = tmp_path / "broken"
         broken.mkdir()
-        (broken / kind.binary).write_text("#!/bin/sh\necho 'out of cheese' >&2; exit 1\n")
-        (broken / kind.binary).chmod(0o755)
-        host.extra_env[f"MEMDIR_{name.upper()}_CLI"] = str(broken / kind.binary)
+        (broken / host.kind.binary).write_text("#!/bin/sh\necho 'out of cheese' >&2; exit 1\n")
+        (broken / host.kind.binary).chmod(0o755)
+        host.extra_env[f"MEMDIR_{name.upper()}_CLI"] = str(broken / host.kind.binary)
         host.prompt("remember that I prefer tabs over spaces")
         wait_for(lambda: bool(extract_rows(host)), "the extraction worker", limit=180)
         (row,) = extract_rows(host)
@@ -169,17 +170,13 @@ def test_copilot_p_as_memdirs_model_with_a_byok_provider(
     from memdir.llm.ledger import CostLedger
 
     monkeypatch.setattr(memdir.llm.base, "ALLOW_REAL_PROVIDERS", True)  # a fake API behind it
-    kind = KINDS["copilot"]
-    cli = kind.find_cli()
-    if cli is None:
-        pytest.fail(kind.missing, pytrace=False)
-    host = NpmHost(kind=kind, cli=cli, api=fake_openai, root=tmp_path)
+    host = npm_host_of("copilot", fake_openai, tmp_path)
     before = sorted(str(p) for p in (host.home / ".copilot").rglob("*"))
     fake_openai.script(
         'Saving it.\n[{"tool": "Write", "input": {"file_path": "a.md", "content": "x"}}]'
     )
     ledger = CostLedger(tmp_path / "ledger.jsonl", budget_usd=1.0)
-    env = {**host.env, "MEMDIR_COPILOT_CLI": str(cli)}
+    env = {**host.env, "MEMDIR_COPILOT_CLI": str(host.cli)}
     provider = copilot_cli.HostCliProvider("default", env=env, ledger=ledger)
     write = ToolSpec("Write", "Write a file.", {"type": "object"})
     request = CompletionRequest(
@@ -203,13 +200,8 @@ def test_copilot_with_only_a_byok_environment_falls_back_offline_and_says_why(
 ) -> None:
     """Copilot CLI strips COPILOT_PROVIDER_* from its hooks' environment: memdir's worker
     cannot log in the way the session did. It must say so, and still save the lesson."""
-    kind = KINDS["copilot"]
-    cli = kind.find_cli()
-    if cli is None:
-        pytest.fail(kind.missing, pytrace=False)
-    host = NpmHost(kind=kind, cli=cli, api=fake_openai, root=tmp_path)
+    host = npm_host_of("copilot", fake_openai, tmp_path)
     try:
-        subprocess.run(["git", "-C", str(host.project), "init", "-q"], check=True)
         installed = host.memdir("--text", "install", "copilot", "--project").stdout
         assert "BYOK" in installed  # the install says it up front
         host.trust_project()
@@ -238,16 +230,14 @@ def test_clines_child_runs_none_of_its_own_tools(
     from tests.realhost.fake_openai import FunctionCall, Reply
 
     monkeypatch.setattr(memdir.llm.base, "ALLOW_REAL_PROVIDERS", True)  # a fake API behind it
-    kind = KINDS["cline"]
-    cli = kind.find_cli()
-    if cli is None:
-        pytest.fail(kind.missing, pytrace=False)
-    host = NpmHost(kind=kind, cli=cli, api=fake_openai, root=tmp_path)
+    host = npm_host_of("cline", fake_openai, tmp_path)
     marker = tmp_path / "ran"
     read = FunctionCall("read_files", {"file_paths": [str(host.home / ".cline")]})
     shell = FunctionCall("run_commands", {"commands": [f"echo x > {marker}"]})
     fake_openai.script(Reply(calls=(shell, read)), '{"answer": "Nothing to save."}')
-    provider = cline_cli.HostCliProvider("default", env={**host.env, "MEMDIR_CLINE_CLI": str(cli)})
+    provider = cline_cli.HostCliProvider(
+        "default", env={**host.env, "MEMDIR_CLINE_CLI": str(host.cli)}
+    )
     write = ToolSpec("Write", "Write a file.", {"type": "object"})
     request = CompletionRequest(
         system=EXTRACTION_SYSTEM, messages=[Message("user", CORRECTION)], tools=(write,)
